@@ -1,0 +1,133 @@
+"""The composition root: reads settings, finds the project, opens the vaults and the index.
+
+CLI commands and (later) the MCP server get everything through `App.open()`; nothing else
+constructs stores or services, and there are no module-level singletons.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loremap.config import (
+    CONFIG_FILE,
+    LOREMAP_DIR,
+    Settings,
+    UserPaths,
+    find_project_root,
+    head_commit,
+    load_settings,
+)
+from loremap.errors import NotFound, StoreError
+from loremap.memory.service import Memory
+from loremap.store.sqlite import SqliteStore
+from loremap.text import Analyzer
+from loremap.vault.layout import Vault
+from loremap.vault.project import INDEX_FILE, scaffold
+
+_ANALYZER_META = "analyzer.languages"
+
+
+@dataclass
+class App:
+    """Everything a command needs, wired once."""
+
+    settings: Settings
+    user: UserPaths
+    root: Path | None
+    loremap_dir: Path | None
+    store: SqliteStore
+    memory: Memory
+    notices: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None,
+             require_project: bool = True) -> App:
+        """Open the project around `cwd` (or only the personal vault outside any project)."""
+        env = os.environ if environ is None else environ
+        cwd = Path.cwd() if cwd is None else cwd
+        root = find_project_root(cwd, env)
+        loremap_dir = root / LOREMAP_DIR if root is not None else None
+        if loremap_dir is not None and not loremap_dir.is_dir():
+            loremap_dir = None
+        if require_project and loremap_dir is None:
+            where = f" at {root}" if root is not None else ""
+            raise NotFound(f"no loremap project{where}: run `loremap init` in the repository")
+        config_file = loremap_dir / CONFIG_FILE if loremap_dir is not None else None
+        settings = load_settings(config_file, env)
+        user = UserPaths.from_env(env)
+        return cls._wire(settings, user, root if loremap_dir else None, loremap_dir)
+
+    @classmethod
+    def _wire(cls, settings: Settings, user: UserPaths, root: Path | None,
+              loremap_dir: Path | None) -> App:
+        languages = settings.get_list("text.languages")
+        analyzer = Analyzer(languages)
+        index = (loremap_dir / INDEX_FILE if loremap_dir is not None
+                 else user.cache / "personal-index.sqlite")
+        notices: list[str] = []
+        store = _open_store(index, analyzer, settings.get_int("index.busy_timeout_ms"), notices)
+        max_bytes = settings.get_int("vault.max_note_bytes")
+        timeout = settings.get_float("vault.lock_timeout_s")
+        personal = Vault(user.personal, "personal", max_bytes, timeout)
+        project = (Vault(loremap_dir, "project", max_bytes, timeout)
+                   if loremap_dir is not None else None)
+        memory = Memory(store, analyzer, personal, project, repo_root=root,
+                        commit=(lambda: head_commit(root)) if root is not None else (lambda: None))
+        app = cls(settings, user, root, loremap_dir, store, memory, notices)
+        app._check_analyzer(",".join(languages))
+        return app
+
+    def _check_analyzer(self, languages: str) -> None:
+        """Trigger: the configured languages differ from those the index was built with.
+        Why: stems from another language never match; the index would silently miss.
+        Outcome: rebuild the index now and say so."""
+        recorded = self.store.meta(_ANALYZER_META)
+        if recorded == languages:
+            return
+        if recorded is not None:
+            self.memory.rebuild()
+            self.notices.append(f"index rebuilt: languages changed from {recorded} to "
+                                f"{languages}")
+        with self.store.write():
+            self.store.set_meta(_ANALYZER_META, languages)
+
+    @property
+    def index_path(self) -> Path:
+        return Path(self.store.location)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str]
+                ) -> SqliteStore:
+    """Open the index; a corrupt file is moved aside and rebuilt (the vault is canonical)."""
+    try:
+        return SqliteStore(index, analyzer, busy_ms)
+    except StoreError as exc:
+        if "newer than this loremap" in str(exc):
+            raise
+        aside = index.with_name(f"{index.name}.corrupt-{int(time.time())}")
+        with contextlib.suppress(OSError):
+            os.replace(index, aside)
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{index}{suffix}")
+        notices.append(f"the index was unreadable and was rebuilt from the notes (old file kept "
+                       f"as {aside.name})")
+        store = SqliteStore(index, analyzer, busy_ms)
+        return store
+
+
+def init_project(cwd: Path, environ: Mapping[str, str] | None = None) -> tuple[App, list[str]]:
+    """Create `.loremap/` at the project root (git root, else `cwd`) and open it."""
+    env = os.environ if environ is None else environ
+    root = find_project_root(cwd, env) or cwd.resolve()
+    created = scaffold(root / LOREMAP_DIR)
+    app = App.open(root, {**env, "LOREMAP_PROJECT_DIR": str(root)})
+    return app, created

@@ -1,0 +1,36 @@
+"""`loremap doctor [--fix]`: check vault and index; exit 1 while an error remains unrepaired."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from loremap.app import App
+from loremap.cli.output import emit_json, lines
+from loremap.memory.doctor import diagnose
+from loremap.store.sqlite import fts5_available
+
+_MARK = {"ok": "ok  ", "warning": "warn", "error": "FAIL"}
+
+
+def run(args: argparse.Namespace) -> int:
+    app = App.open(require_project=False)
+    try:
+        findings = diagnose(app.memory, app.loremap_dir, fts5_available(), fix=args.fix)
+    finally:
+        app.close()
+    open_problems = [f for f in findings if f.level == "error" and not f.fixed]
+    warnings = [f for f in findings if f.level == "warning" and not f.fixed]
+    if args.json:
+        emit_json({"ok": not open_problems, "notices": app.notices,
+                   "findings": [dataclasses.asdict(f) for f in findings]})
+        return 1 if open_problems else 0
+    lines(f"notice  {n}" for n in app.notices)
+    for f in findings:
+        lines([f"{_MARK[f.level]}  {f.check}: {f.message}{' (fixed)' if f.fixed else ''}"])
+    if open_problems:
+        hint = "" if args.fix else "; `loremap doctor --fix` repairs what it can"
+        lines([f"{len(open_problems)} problem(s){hint}"])
+        return 1
+    lines([f"no errors ({len(warnings)} warning(s))" if warnings else "all good"])
+    return 0

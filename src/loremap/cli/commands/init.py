@@ -1,0 +1,33 @@
+"""`loremap init`: create `.loremap/` and build the index. Running it again is harmless."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from loremap.app import init_project
+from loremap.cli.output import emit_json, lines, warn
+
+
+def run(args: argparse.Namespace) -> int:
+    app, created = init_project(Path.cwd())
+    try:
+        outcome = app.memory.reconcile()
+        notes = len(app.store.list_notes())
+        assert app.loremap_dir is not None
+        data = {"project": str(app.root), "created": created, "notes": notes,
+                "index": str(app.index_path), "warnings": app.notices + outcome.warnings}
+        if args.json:
+            emit_json(data)
+            return 0
+        warn(app.notices + outcome.warnings)
+        if created:
+            lines([f"Initialised loremap in {app.loremap_dir}", f"  created: {', '.join(created)}"])
+        else:
+            lines([f"loremap is already set up in {app.loremap_dir} (nothing to create)"])
+        lines([f"  indexed {notes} notes into {app.index_path.name}",
+               "Next: `loremap remember --type decision --title \"...\" -m \"...\"`, "
+               "then `loremap search ...`"])
+        return 0
+    finally:
+        app.close()

@@ -1,0 +1,34 @@
+"""`loremap search QUERY`: BM25 over the notes. Any text is safe: it is analysed, not parsed."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from loremap.app import App
+from loremap.cli.output import emit_json, lines, warn
+
+
+def run(args: argparse.Namespace) -> int:
+    app = App.open(require_project=False)
+    try:
+        outcome = app.memory.reconcile()
+        limit = args.limit if args.limit is not None else app.settings.get_int("search.limit")
+        hits = app.memory.search(args.query, limit, args.types, args.statuses or ["active"])
+    finally:
+        app.close()
+    if args.json:
+        emit_json({"query": args.query, "hits": [dataclasses.asdict(h) for h in hits],
+                   "warnings": outcome.warnings})
+        return 0
+    warn(outcome.warnings)
+    if not hits:
+        lines(["nothing relevant in memory"])
+        return 0
+    for hit in hits:
+        flag = "" if hit.status == "active" else f" [{hit.status}]"
+        lines([f"[{hit.type}] {hit.title}{flag} — {hit.path}"])
+        if hit.snippet:
+            lines([f"  {hit.snippet}"])
+    lines([f"({len(hits)} notes)"])
+    return 0

@@ -1,0 +1,23 @@
+"""Everything the CLI prints goes through here: JSON for machines, plain lines for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+
+def emit_json(data: Any) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def lines(text_lines: Iterable[str]) -> None:
+    for line in text_lines:
+        print(line)
+
+
+def warn(messages: Iterable[str]) -> None:
+    for message in messages:
+        print(f"loremap: warning: {message}", file=sys.stderr)

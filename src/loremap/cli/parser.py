@@ -1,0 +1,81 @@
+"""The argument parser of every command, kept apart from the commands' code (loaded lazily)."""
+
+from __future__ import annotations
+
+import argparse
+
+from loremap import __version__
+
+NOTE_TYPES = ("decision", "bug", "gotcha", "concept", "procedure", "error", "episode",
+              "preference")
+STATUSES = ("active", "superseded", "archived", "quarantined")
+
+COMMANDS: dict[str, str] = {
+    "init": "create .loremap/ in this repository and build the index",
+    "remember": "write a note (decision, bug, gotcha, ...) and index it",
+    "show": "print one note with its links",
+    "list": "list notes, newest first",
+    "search": "search the notes (BM25)",
+    "forget": "archive a note, or delete it with --purge",
+    "reindex": "drop the index and rebuild it from the notes",
+    "doctor": "check the vault and the index; --fix repairs what it can",
+}
+
+
+def _json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _remember(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--type", "-t", required=True, choices=NOTE_TYPES, metavar="TYPE",
+                   help=f"kind of note: {', '.join(NOTE_TYPES)}")
+    p.add_argument("--title", required=True, help="one line; the note id is built from it")
+    body = p.add_mutually_exclusive_group()
+    body.add_argument("-m", "--message", help="the note body (else --body-file, else stdin)")
+    body.add_argument("--body-file", metavar="PATH", help="read the body from a file ('-': stdin)")
+    p.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="PATH",
+                   help="a repository file the note is about (repeatable)")
+    p.add_argument("--link", "-l", dest="links", action="append", default=[],
+                   metavar="REL:TARGET",
+                   help="a typed link, e.g. about:concept-authentication (repeatable)")
+    p.add_argument("--supersedes", metavar="ID", help="the note this one replaces")
+    p.add_argument("--tag", dest="tags", action="append", default=[], help="a tag (repeatable)")
+    p.add_argument("--source", choices=("human", "agent", "import", "auto"), default="human",
+                   help="who wrote it (default: human)")
+    p.add_argument("--personal", action="store_true",
+                   help="write to the personal vault (all your projects) instead of the project")
+    p.add_argument("--quarantine", action="store_true",
+                   help="if the text holds a secret, store it redacted as quarantined")
+
+
+def _filters(p: argparse.ArgumentParser, status_help: str) -> None:
+    p.add_argument("--type", "-t", dest="types", action="append", default=[],
+                   choices=NOTE_TYPES, metavar="TYPE", help="only this type (repeatable)")
+    p.add_argument("--status", "-s", dest="statuses", action="append", default=[],
+                   choices=STATUSES, metavar="STATUS", help=status_help)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loremap",
+        description="Project memory for AI coding agents: the map of the code and the lore of "
+                    "the project, as markdown in the repository.",
+    )
+    parser.add_argument("--version", action="version", version=f"loremap {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = {name: sub.add_parser(name, help=text, description=text) for name, text in
+         COMMANDS.items()}
+    _remember(p["remember"])
+    p["show"].add_argument("id", help="note id")
+    _filters(p["list"], "only this status (repeatable; default: all)")
+    p["search"].add_argument("query", help="words, identifiers, paths; any text is safe")
+    _filters(p["search"], "search this status (repeatable; default: active)")
+    p["search"].add_argument("--limit", "-n", type=int, default=None, help="number of results")
+    p["forget"].add_argument("id", help="note id")
+    p["forget"].add_argument("--reason", help="why it is forgotten (kept in the note)")
+    p["forget"].add_argument("--purge", action="store_true",
+                             help="delete the file and every index row of it")
+    p["doctor"].add_argument("--fix", action="store_true", help="repair what can be repaired")
+    for name in COMMANDS:
+        _json(p[name])
+    return parser

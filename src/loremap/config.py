@@ -1,0 +1,245 @@
+"""Settings and paths: one table of settings, project root discovery, per-user directories.
+
+Every setting is declared once in `SETTINGS` with its default, its environment variable and a
+line of help; the same table loads values (defaults < `.loremap/config.toml` < `LOREMAP_*`
+environment) and generates `docs/settings.md`, so the docs cannot drift from the code.
+
+Paths follow the XDG base directories. `LOREMAP_HOME` moves all per-user state (personal vault,
+logs, caches) under one directory, which is also what the tests do to stay away from `$HOME`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loremap.errors import InvalidInput, NotFound
+
+LOREMAP_DIR = ".loremap"
+CONFIG_FILE = "config.toml"
+
+SettingValue = str | int | float | bool | tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One configurable value: `section.key` in config.toml, `LOREMAP_<KEY>` in the environment."""
+
+    name: str
+    default: SettingValue
+    env: str
+    help: str
+
+    @property
+    def section(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def key(self) -> str:
+        return self.name.split(".", 1)[1]
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("project.dir", "", "LOREMAP_PROJECT_DIR",
+            "Project root to use instead of discovering it from the working directory."),
+    Setting("text.languages", ("en",), "LOREMAP_LANGUAGES",
+            "Languages of the notes (comma-separated in the environment). The first one picks the "
+            "Snowball stemmer; stopwords of all of them (en, pt, es) are dropped."),
+    Setting("vault.max_note_bytes", 262144, "LOREMAP_MAX_NOTE_BYTES",
+            "Largest note body accepted, in bytes (UTF-8)."),
+    Setting("vault.lock_timeout_s", 30.0, "LOREMAP_LOCK_TIMEOUT_S",
+            "Seconds to wait for another process's vault write lock before giving up."),
+    Setting("index.busy_timeout_ms", 5000, "LOREMAP_BUSY_TIMEOUT_MS",
+            "Milliseconds a writer waits for another writer's index lock before a clear error."),
+    Setting("search.limit", 10, "LOREMAP_SEARCH_LIMIT",
+            "Number of results `loremap search` prints by default."),
+    Setting("log.level", "INFO", "LOREMAP_LOG_LEVEL",
+            "Level of the log file (DEBUG, INFO, WARNING, ERROR)."),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def _coerce(setting: Setting, raw: object, origin: str) -> SettingValue:
+    default = setting.default
+    try:
+        if isinstance(default, tuple):
+            if isinstance(raw, str):
+                return tuple(p.strip() for p in raw.split(",") if p.strip())
+            if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
+                return tuple(raw)
+            raise ValueError("expected a list of strings")
+        if isinstance(default, bool):
+            if isinstance(raw, bool):
+                return raw
+            if str(raw).lower() in ("1", "true", "yes", "on"):
+                return True
+            if str(raw).lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        if isinstance(default, int):
+            if isinstance(raw, bool):
+                raise ValueError("expected an integer")
+            return int(str(raw))
+        if isinstance(default, float):
+            return float(str(raw))
+        return str(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"{origin}: bad value {raw!r} for {setting.name} ({exc})") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved setting values, looked up by name (`settings.get("index.busy_timeout_ms")`)."""
+
+    values: Mapping[str, SettingValue] = field(default_factory=dict)
+
+    def get(self, name: str) -> SettingValue:
+        return self.values.get(name, _BY_NAME[name].default)
+
+    def get_int(self, name: str) -> int:
+        value = self.get(name)
+        assert isinstance(value, int)
+        return value
+
+    def get_float(self, name: str) -> float:
+        value = self.get(name)
+        assert isinstance(value, (int, float))
+        return float(value)
+
+    def get_str(self, name: str) -> str:
+        return str(self.get(name))
+
+    def get_list(self, name: str) -> tuple[str, ...]:
+        value = self.get(name)
+        assert isinstance(value, tuple)
+        return value
+
+
+def load_settings(config_file: Path | None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then the project's config.toml (if any), then `LOREMAP_*` variables."""
+    env = os.environ if environ is None else environ
+    values: dict[str, SettingValue] = {}
+    if config_file is not None and config_file.is_file():
+        import tomllib
+
+        try:
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{config_file}: not valid TOML ({exc})") from None
+        for section, table in data.items():
+            if not isinstance(table, dict):
+                continue
+            for key, raw in table.items():
+                setting = _BY_NAME.get(f"{section}.{key}")
+                if setting is not None:
+                    values[setting.name] = _coerce(setting, raw, str(config_file))
+    for setting in SETTINGS:
+        if setting.env in env and env[setting.env] != "":
+            values[setting.name] = _coerce(setting, env[setting.env], setting.env)
+    return Settings(values)
+
+
+# --- per-user paths -------------------------------------------------------------------------
+
+
+def _xdg(var: str, fallback: str, environ: Mapping[str, str]) -> Path:
+    value = environ.get(var, "")
+    return Path(value) if value and os.path.isabs(value) else Path.home() / fallback
+
+
+@dataclass(frozen=True, slots=True)
+class UserPaths:
+    """Where per-user state lives: the personal vault, logs and caches."""
+
+    personal: Path
+    logs: Path
+    cache: Path
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> UserPaths:
+        env = os.environ if environ is None else environ
+        home = env.get("LOREMAP_HOME", "")
+        if home:
+            root = Path(home).expanduser()
+            return cls(root / "personal", root / "logs", root / "cache")
+        data = _xdg("XDG_DATA_HOME", ".local/share", env) / "loremap"
+        state = _xdg("XDG_STATE_HOME", ".local/state", env) / "loremap"
+        cache = _xdg("XDG_CACHE_HOME", ".cache", env) / "loremap"
+        return cls(data / "personal", state / "logs", cache)
+
+
+# --- project discovery ----------------------------------------------------------------------
+
+
+def git_root(start: Path) -> Path | None:
+    """The top of the git work tree containing `start`, or None outside git."""
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def head_commit(root: Path) -> str | None:
+    """The abbreviated HEAD commit of the repository at `root`, or None (no git, no commits)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+            text=True, timeout=5, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def find_project_root(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The nearest directory holding `.loremap/`, else the git root, else None.
+
+    `LOREMAP_PROJECT_DIR` wins over discovery.
+    """
+    env = os.environ if environ is None else environ
+    forced = env.get("LOREMAP_PROJECT_DIR", "")
+    if forced:
+        root = Path(forced).expanduser().resolve()
+        if not root.is_dir():
+            raise NotFound(f"LOREMAP_PROJECT_DIR={forced} is not a directory")
+        return root
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / LOREMAP_DIR).is_dir():
+            return candidate
+    return git_root(start)
+
+
+def settings_markdown() -> str:
+    """The settings reference, generated from `SETTINGS` (docs/settings.md)."""
+    lines = [
+        "# Settings",
+        "",
+        "<!-- Generated from loremap.config.SETTINGS by `python -m loremap.config`; "
+        "do not edit by hand. -->",
+        "",
+        "Each setting is read from its environment variable, else from `.loremap/config.toml` "
+        "(`[section]` then `key = value`), else the default.",
+        "",
+        "| setting | environment | default | what it does |",
+        "|---|---|---|---|",
+    ]
+    for s in SETTINGS:
+        default = ", ".join(s.default) if isinstance(s.default, tuple) else s.default
+        lines.append(f"| `{s.name}` | `{s.env}` | `{default}` | {s.help} |")
+    lines += [
+        "",
+        "Per-user directories: `LOREMAP_HOME` puts the personal vault, logs and caches under one "
+        "directory (`personal/`, `logs/`, `cache/`). Without it they follow XDG: "
+        "`$XDG_DATA_HOME/loremap/personal`, `$XDG_STATE_HOME/loremap/logs`, "
+        "`$XDG_CACHE_HOME/loremap`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(settings_markdown(), end="")

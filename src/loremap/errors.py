@@ -1,0 +1,60 @@
+"""The one exception tree of loremap.
+
+Library code raises these; only the CLI (and later the MCP server) converts them, once. A
+`UserError` is something the person or agent can fix: it carries a one-line, actionable message
+and the CLI exits 1 with it. Anything that is not a `LoremapError` is a bug: exit 3 and a log.
+
+    LoremapError
+    ├── UserError                 exit 1, one line
+    │   ├── InvalidInput          bad arguments, ids, titles, sizes
+    │   ├── NotFound              no such note / project
+    │   ├── Conflict              the thing already exists or disagrees with the vault
+    │   ├── SecretFound           a credential in text that was about to be written
+    │   ├── MalformedNote         a note file that cannot be parsed (names file and line)
+    │   └── IndexLocked           another writer held the index past busy_timeout
+    └── StoreError                the index is unusable (corrupt, schema from the future)
+"""
+
+from __future__ import annotations
+
+
+class LoremapError(Exception):
+    """Base of every error loremap raises on purpose."""
+
+
+class UserError(LoremapError):
+    """An error the user can act on; its message is one line."""
+
+
+class InvalidInput(UserError):
+    """An argument, id, title or body that loremap refuses."""
+
+
+class NotFound(UserError):
+    """A note, file or project that does not exist."""
+
+
+class Conflict(UserError):
+    """The operation disagrees with what is already there."""
+
+
+class SecretFound(UserError):
+    """Text about to be written contains something that looks like a credential."""
+
+
+class MalformedNote(UserError):
+    """A note file whose frontmatter or encoding cannot be read."""
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+
+
+class IndexLocked(UserError):
+    """Another process held the index's write lock for longer than busy_timeout."""
+
+
+class StoreError(LoremapError):
+    """The index cannot be used as it is (corrupt file, unknown schema version)."""

@@ -1,0 +1,126 @@
+"""`loremap doctor`: is the index a faithful copy of the vault, and is the vault sound?
+
+Each check yields findings; `fix=True` repairs what can be repaired without guessing: leftover
+temp files of interrupted writes, a stale index, supersessions half-applied by a crash, missing
+scaffolding. Broken links and malformed files are reported for a person to decide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from loremap.memory.paths import is_path_target
+from loremap.memory.service import Memory
+from loremap.model import Status
+from loremap.store import SCHEMA_VERSION
+from loremap.vault.project import missing_parts, scaffold
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing doctor noticed; `fixed` says whether `--fix` repaired it."""
+
+    level: str  # "ok" | "warning" | "error"
+    check: str
+    message: str
+    fixed: bool = False
+
+
+def _check_scaffold(loremap_dir: Path | None, fix: bool) -> list[Finding]:
+    if loremap_dir is None:
+        return []
+    missing = missing_parts(loremap_dir)
+    if not missing:
+        return [Finding("ok", "layout", f"{loremap_dir.name}/ has notes/, handoffs/, "
+                        "config.toml and .gitignore")]
+    if fix:
+        scaffold(loremap_dir)
+    return [Finding("warning", "layout", f"missing in {loremap_dir.name}/: {', '.join(missing)}",
+                    fixed=fix)]
+
+
+def _check_temp_files(memory: Memory, fix: bool) -> list[Finding]:
+    out = []
+    for vault in memory.vaults:
+        for tmp in vault.temp_files():
+            if fix:
+                tmp.unlink(missing_ok=True)
+            out.append(Finding("warning", "temp-files", f"leftover of an interrupted write: "
+                               f"{vault.display(tmp)}", fixed=fix))
+    return out
+
+
+def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
+    """A note that supersedes X must find X marked superseded by it (a crash can split them)."""
+    out = []
+    for vault in memory.vaults:
+        for row in memory.store.list_notes(scope=vault.scope):
+            loaded = vault.read(row.id)
+            target = loaded.note.supersedes
+            if not target or not vault.exists(target):
+                continue
+            old = vault.read(target).note
+            if old.status is Status.SUPERSEDED and old.superseded_by == row.id:
+                continue
+            if old.status is Status.SUPERSEDED and old.superseded_by:
+                continue  # superseded by a later note; both claims are recorded
+            message = f"'{row.id}' supersedes '{target}', but '{target}' is {old.status.value}"
+            if fix:
+                valid_to = old.valid_to or (loaded.note.valid_from or None)
+                fixed = dataclasses.replace(old, status=Status.SUPERSEDED, superseded_by=row.id,
+                                            valid_to=valid_to)
+                memory.rewrite(vault, fixed)
+            out.append(Finding("error", "supersession", message, fixed=fix))
+    return out
+
+
+def _check_links(memory: Memory) -> list[Finding]:
+    out = []
+    known = set(memory.store.iter_note_ids())
+    root = memory.repo_root
+    for edge in memory.store.declared_edges():
+        if is_path_target(edge.dst):
+            if root is not None and not (root / edge.dst).exists():
+                out.append(Finding("warning", "links", f"'{edge.src}' {edge.rel} {edge.dst}: "
+                                   "no such path in the repository"))
+        elif edge.dst not in known:
+            out.append(Finding("warning", "links", f"'{edge.src}' {edge.rel} [[{edge.dst}]]: "
+                               "no such note"))
+    return out
+
+
+def _check_index(memory: Memory, fix: bool) -> list[Finding]:
+    warnings: list[str] = []
+    upserts, touches, deletes, _ = memory.changes(memory.store.indexed_notes(), warnings)
+    out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]
+    stale = len(upserts) + len(deletes)
+    if stale or touches:
+        if fix:
+            memory.reconcile()
+        out.append(Finding("error", "index", f"index is stale: {len(upserts)} notes new or "
+                           f"changed, {len(deletes)} gone from the vault", fixed=fix))
+    else:
+        out.append(Finding("ok", "index", "index matches the vault"))
+    return out
+
+
+def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = False
+             ) -> list[Finding]:
+    """Run every check, repairing what can be repaired when `fix` is set."""
+    findings = [
+        Finding("ok", "fts5", "SQLite has FTS5") if fts5 else
+        Finding("error", "fts5", "this Python's SQLite lacks FTS5; install a Python built with it"),
+    ]
+    version = memory.store.schema_version()
+    findings.append(
+        Finding("ok", "schema", f"index schema version {version}") if version == SCHEMA_VERSION
+        else Finding("error", "schema", f"index schema {version}, expected {SCHEMA_VERSION}; "
+                     "run `loremap reindex`"))
+    findings += _check_scaffold(loremap_dir, fix)
+    findings += _check_temp_files(memory, fix)
+    findings += _check_index(memory, fix)
+    findings += _check_supersession(memory, fix)
+    findings += _check_links(memory)
+    return findings

@@ -1,0 +1,57 @@
+"""Repository paths named in notes: normalised, confined to the repository, hashed like git.
+
+A note's `files` and its path link targets are repository-relative POSIX paths. The git blob
+hash of each file at the time of writing is recorded so that search can later say "this file
+changed since the note" without running git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path, PurePosixPath
+
+from loremap.errors import InvalidInput
+
+
+def repo_path(raw: str, repo_root: Path, cwd: Path) -> str:
+    """`raw` as a POSIX path relative to `repo_root`; refuses paths outside the repository."""
+    if not raw or "\x00" in raw:
+        raise InvalidInput(f"invalid file path {raw!r}")
+    candidate = Path(raw).expanduser()
+    absolute = candidate if candidate.is_absolute() else cwd / candidate
+    normal = Path(os.path.normpath(absolute))
+    try:
+        rel = normal.relative_to(repo_root)
+    except ValueError:
+        raise InvalidInput(f"file {raw!r} is outside the repository {repo_root}") from None
+    text = rel.as_posix()
+    if text in ("", "."):
+        raise InvalidInput(f"file {raw!r} is the repository root, not a file")
+    return text
+
+
+def is_path_target(target: str) -> bool:
+    """Link targets with a '/' or a '.' name repository paths; the others name notes."""
+    return "/" in target or "." in target
+
+
+def check_path_target(target: str) -> str:
+    """A link target that names a path must stay inside the repository."""
+    pure = PurePosixPath(target)
+    if "\x00" in target or pure.is_absolute() or ".." in pure.parts or target.startswith("~"):
+        raise InvalidInput(
+            f"link target {target!r} must be a note id or a path inside the repository"
+        )
+    return target
+
+
+def git_blob_hash(path: Path) -> str | None:
+    """The hash git gives the file's content (`git hash-object`), or None if unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha1(b"blob %d\x00" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()

@@ -1,0 +1,351 @@
+"""The memory service: every change to notes goes through here, file first, then index.
+
+Order of a write: take the vault lock, open the index write transaction (so a locked index
+fails before any file changes), write the note file(s) atomically, update the index, commit.
+Reading commands first `reconcile()`: files edited by hand or pulled with git are re-read when
+their stat changed and re-indexed when their content hash changed; deleted files leave the index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loremap.errors import InvalidInput, MalformedNote, NotFound, SecretFound
+from loremap.model import Hit, IndexedNote, Link, Note, NoteType, Relation, Source, Status
+from loremap.model import check_id
+from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
+from loremap.store import Store
+from loremap.text import Analyzer
+from loremap.vault import fs
+from loremap.vault.ids import check_title, new_id
+from loremap.vault.layout import LoadedNote, Vault
+from loremap.vault.secrets import redact, scan
+
+Clock = Callable[[], dt.datetime]
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a caller asks to remember, before an id, times and hashes are assigned."""
+
+    type: str
+    title: str
+    body: str = ""
+    files: Sequence[str] = ()
+    links: Sequence[tuple[str, str]] = ()
+    supersedes: str | None = None
+    tags: Sequence[str] = ()
+    source: str = "agent"
+
+
+@dataclass
+class Outcome:
+    """What a service call did, for the CLI and MCP to report."""
+
+    ids: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class Memory:
+    """Notes of the project vault (if any) and the personal vault, and their index."""
+
+    def __init__(self, store: Store, analyzer: Analyzer, personal: Vault,
+                 project: Vault | None = None, repo_root: Path | None = None,
+                 commit: Callable[[], str | None] = lambda: None, clock: Clock = utc_now) -> None:
+        self.store = store
+        self.analyzer = analyzer
+        self.project = project
+        self.personal = personal
+        self.repo_root = repo_root
+        self.commit = commit
+        self.clock = clock
+
+    @property
+    def vaults(self) -> list[Vault]:
+        """Project first: on an id present in both, the project's note wins."""
+        return [v for v in (self.project, self.personal) if v is not None]
+
+    def vault_of(self, note_id: str) -> Vault:
+        check_id(note_id)
+        for vault in self.vaults:
+            if vault.exists(note_id):
+                return vault
+        raise NotFound(f"no note with id '{note_id}' (try `loremap list` or `loremap search`)")
+
+    def read(self, note_id: str) -> tuple[LoadedNote, Vault]:
+        vault = self.vault_of(note_id)
+        return vault.read(note_id), vault
+
+    @contextlib.contextmanager
+    def _locked(self, vaults: Sequence[Vault]) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for vault in vaults:
+                vault.ensure()
+                stack.enter_context(vault.lock())
+            yield
+
+    # --- reconcile --------------------------------------------------------------------------
+
+    def changes(self, indexed: dict[str, IndexedNote], warnings: list[str]
+                ) -> tuple[list[LoadedNote], list[tuple[str, int, int]], list[str], dict[str, str]]:
+        """What differs between the vault files and `indexed`: (to upsert, to touch, to delete,
+        id -> scope of every readable note). Unreadable files are skipped with a warning."""
+        upserts: list[LoadedNote] = []
+        touches: list[tuple[str, int, int]] = []
+        seen: dict[str, str] = {}
+        for vault in self.vaults:
+            for file in vault.scan():
+                if file.id in seen:
+                    warnings.append(f"{vault.display(file.path)}: id '{file.id}' also exists in "
+                                    f"the {seen[file.id]} vault; this copy is ignored")
+                    continue
+                row = indexed.get(file.id)
+                if (row is not None and row.scope == vault.scope and row.size == file.size
+                        and row.mtime_ns == file.mtime_ns):
+                    seen[file.id] = vault.scope
+                    continue
+                try:
+                    loaded = vault.load(file)
+                except (MalformedNote, OSError) as exc:
+                    warnings.append(f"skipped {exc}" if isinstance(exc, MalformedNote)
+                                    else f"skipped {file.path}: {exc.strerror}")
+                    continue
+                seen[file.id] = vault.scope
+                if (row is not None and row.scope == vault.scope
+                        and row.content_hash == loaded.content_hash):
+                    touches.append((file.id, loaded.file.mtime_ns, loaded.file.size))
+                else:
+                    upserts.append(loaded)
+        deletes = sorted(set(indexed) - set(seen))
+        return upserts, touches, deletes, seen
+
+    def _scope_of(self, loaded: LoadedNote) -> tuple[str, str]:
+        for vault in self.vaults:
+            if loaded.file.path.parent == vault.notes_dir:
+                return vault.scope, vault.display(loaded.file.path)
+        raise AssertionError(loaded.file.path)  # pragma: no cover
+
+    def _index(self, loaded: LoadedNote) -> None:
+        scope, path = self._scope_of(loaded)
+        self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
+                               loaded.file.mtime_ns, loaded.file.size)
+
+    def reconcile(self) -> Outcome:
+        """Bring the index in line with the vault files; cheap when nothing changed."""
+        out = Outcome()
+        probe: list[str] = []
+        upserts, touches, deletes, _ = self.changes(self.store.indexed_notes(), probe)
+        if not (upserts or touches or deletes):
+            out.warnings = probe
+            return out
+        with self._locked(self.vaults), self.store.write():
+            upserts, touches, deletes, _ = self.changes(self.store.indexed_notes(),
+                                                         out.warnings)
+            for loaded in upserts:
+                self._index(loaded)
+            for note_id, mtime_ns, size in touches:
+                self.store.touch_note(note_id, mtime_ns, size)
+            for note_id in deletes:
+                self.store.delete_note(note_id)
+        out.counts = {"updated": len(upserts), "removed": len(deletes)}
+        return out
+
+    def rebuild(self) -> Outcome:
+        """Drop the index and rebuild it from the vault files alone."""
+        out = Outcome()
+        with self._locked(self.vaults), self.store.write():
+            self.store.clear()
+            upserts, _, _, _ = self.changes({}, out.warnings)
+            for loaded in upserts:
+                self._index(loaded)
+        out.counts = {"indexed": len(upserts), "skipped": len(out.warnings)}
+        return out
+
+    def rewrite(self, vault: Vault, note: Note) -> None:
+        """Write an existing note back (after a repair) and index it."""
+        with self._locked([vault]), self.store.write():
+            self._index(vault.write(note))
+
+    # --- remember ---------------------------------------------------------------------------
+
+    def _clean_files(self, files: Sequence[str]) -> tuple[str, ...]:
+        if self.repo_root is None:
+            if files:
+                raise InvalidInput("--file needs a project (run `loremap init` in a repository)")
+            return ()
+        cwd = Path(os.getcwd())
+        return tuple(dict.fromkeys(repo_path(f, self.repo_root, cwd) for f in files))
+
+    def _clean_links(self, links: Sequence[tuple[str, str]]) -> tuple[Link, ...]:
+        out = []
+        for rel, target in links:
+            target = target.strip()
+            if is_path_target(target):
+                check_path_target(target)
+            else:
+                check_id(target)
+            out.append(Link(Relation.parse(rel), target))
+        return tuple(dict.fromkeys(out))
+
+    def _hashes(self, files: Sequence[str]) -> dict[str, str]:
+        if self.repo_root is None:
+            return {}
+        hashes = {}
+        for rel in files:
+            digest = git_blob_hash(self.repo_root / rel)
+            if digest is not None:
+                hashes[rel] = digest
+        return hashes
+
+    def _build(self, draft: Draft, note_id: str, now: dt.datetime) -> Note:
+        files = self._clean_files(draft.files)
+        return Note(
+            id=note_id, type=NoteType.parse(draft.type), title=check_title(draft.title),
+            body=draft.body.strip(), files=files, links=self._clean_links(draft.links),
+            supersedes=check_id(draft.supersedes) if draft.supersedes else None,
+            tags=tuple(dict.fromkeys(t.strip() for t in draft.tags if t.strip())),
+            recorded_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), valid_from=now.date().isoformat(),
+            commit=self.commit(), file_hashes=self._hashes(files), source=Source(draft.source),
+        )
+
+    def _taken(self, note_id: str) -> bool:
+        return any(v.exists(note_id) for v in self.vaults)
+
+    def remember(self, draft: Draft, personal: bool = False, quarantine: bool = False) -> Outcome:
+        """Write a new note (and mark the note it supersedes), then index it."""
+        vault = self.personal if personal or self.project is None else self.project
+        if personal is False and self.project is None:
+            raise InvalidInput("not in a loremap project: run `loremap init`, or pass --personal")
+        NoteType.parse(draft.type)
+        check_title(draft.title)
+        if draft.supersedes:
+            check_id(draft.supersedes)
+        out = Outcome()
+        with self._locked([vault]), self.store.write():
+            note_id = new_id(NoteType.parse(draft.type), draft.title, self._taken)
+            now = self.clock()
+            note = self._build(draft, note_id, now)
+            if quarantine:
+                note = self._quarantine(note, out)
+            old = self._superseded(vault, note, now, out)
+            written = self._write_pair(vault, note, old)
+            for loaded in written:
+                self._index(loaded)
+            self._warn_missing(note, out)
+        out.ids.append(note.id)
+        out.paths.append(vault.display(vault.path_for(note.id)))
+        return out
+
+    def _quarantine(self, note: Note, out: Outcome) -> Note:
+        kinds: list[str] = []
+
+        def clean(text: str) -> str:
+            found = scan(text)
+            kinds.extend(f.kind for f in found)
+            return redact(text, found) if found else text
+
+        cleaned = dataclasses.replace(
+            note, title=clean(note.title), body=clean(note.body),
+            files=tuple(clean(f) for f in note.files), tags=tuple(clean(t) for t in note.tags))
+        if not kinds:
+            out.warnings.append("--quarantine: no secret found; the note is stored as active")
+            return note
+        out.warnings.append(f"quarantined: redacted {', '.join(sorted(set(kinds)))}; the note "
+                            "is kept out of search until a person reviews it")
+        return dataclasses.replace(cleaned, status=Status.QUARANTINED)
+
+    def _superseded(self, vault: Vault, note: Note, now: dt.datetime, out: Outcome) -> Note | None:
+        if not note.supersedes:
+            return None
+        if not vault.exists(note.supersedes):
+            out.warnings.append(f"supersedes '{note.supersedes}', which is not in the "
+                                f"{vault.scope} vault; kept as a reference")
+            return None
+        old = vault.read(note.supersedes).note
+        if old.status is Status.SUPERSEDED and old.superseded_by:
+            out.warnings.append(f"'{old.id}' was already superseded by '{old.superseded_by}'; "
+                                f"now by '{note.id}'")
+        return dataclasses.replace(old, status=Status.SUPERSEDED, superseded_by=note.id,
+                                   valid_to=now.date().isoformat())
+
+    def _write_pair(self, vault: Vault, note: Note, old: Note | None) -> list[LoadedNote]:
+        """Write `note` and the `old` note it supersedes: both land or neither does."""
+        data = vault.render(note)
+        old_data = vault.render(old) if old is not None else None
+        path = vault.path_for(note.id)
+        tmp = fs.write_temp(path, data)
+        old_tmp = fs.write_temp(vault.path_for(old.id), old_data) if old and old_data else None
+        try:
+            os.replace(tmp, path)
+            try:
+                if old is not None and old_tmp is not None:
+                    os.replace(old_tmp, vault.path_for(old.id))
+            except BaseException:
+                path.unlink()
+                raise
+        except BaseException:
+            for leftover in (tmp, old_tmp):
+                if leftover is not None:
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
+            raise
+        fs.fsync_dir(vault.notes_dir)
+        return [vault.read(n.id) for n in (note, old) if n is not None]
+
+    def _warn_missing(self, note: Note, out: Outcome) -> None:
+        for rel, target in note.targets():
+            if rel == Relation.SUPERSEDES.value:
+                continue
+            if is_path_target(target):
+                if self.repo_root is not None and not (self.repo_root / target).exists():
+                    out.warnings.append(f"link {rel} -> {target}: no such path in the repository")
+            elif not self._taken(target):
+                out.warnings.append(f"link {rel} -> {target}: no such note yet (kept; "
+                                    "`loremap doctor` lists broken links)")
+
+    # --- read, list, search, forget ---------------------------------------------------------
+
+    def list(self, types: Sequence[str] = (), statuses: Sequence[str] = ()) -> list[IndexedNote]:
+        return self.store.list_notes([NoteType.parse(t).value for t in types],
+                                     [Status.parse(s).value for s in statuses])
+
+    def search(self, query: str, limit: int, types: Sequence[str] = (),
+               statuses: Sequence[str] = ("active",)) -> list[Hit]:
+        """Plain BM25 over the notes (the hybrid engine replaces this)."""
+        terms = self.analyzer.terms(query)
+        return self.store.bm25(terms, limit, [NoteType.parse(t).value for t in types],
+                               [Status.parse(s).value for s in statuses])
+
+    def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
+        """Archive a note (kept, out of search), or with `purge` delete its file and rows."""
+        vault = self.vault_of(note_id)
+        out = Outcome(ids=[note_id], paths=[vault.display(vault.path_for(note_id))])
+        with self._locked([vault]), self.store.write():
+            if purge:
+                vault.delete(note_id)
+                self.store.delete_note(note_id)
+                out.counts = {"purged": 1}
+                return out
+            note = vault.read(note_id).note
+            if note.status is Status.ARCHIVED:
+                out.warnings.append(f"'{note_id}' was already archived")
+            archived = dataclasses.replace(note, status=Status.ARCHIVED,
+                                           archived_reason=reason or note.archived_reason)
+            try:
+                self._index(vault.write(archived))
+            except SecretFound as exc:
+                raise SecretFound(f"{exc} (edit the file by hand first)") from None
+            out.counts = {"archived": 1}
+        return out

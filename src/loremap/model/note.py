@@ -1,0 +1,139 @@
+"""The note: one unit of project knowledge, as it lives in a markdown file of the vault.
+
+A `Note` is parsed once at the vault boundary and stays immutable; changes make a new note with
+`dataclasses.replace`. Frontmatter keys this version does not know are carried in `extra` so a
+round trip through loremap never loses what a person or another tool wrote.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from loremap.errors import InvalidInput
+
+
+class NoteType(enum.StrEnum):
+    DECISION = "decision"
+    BUG = "bug"
+    GOTCHA = "gotcha"
+    CONCEPT = "concept"
+    PROCEDURE = "procedure"
+    ERROR = "error"
+    EPISODE = "episode"
+    PREFERENCE = "preference"
+
+    @classmethod
+    def parse(cls, value: object) -> NoteType:
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            names = ", ".join(t.value for t in cls)
+            raise InvalidInput(f"unknown note type {value!r}: use one of {names}") from None
+
+
+class Status(enum.StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+    QUARANTINED = "quarantined"
+
+    @classmethod
+    def parse(cls, value: object) -> Status:
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            names = ", ".join(s.value for s in cls)
+            raise InvalidInput(f"unknown status {value!r}: use one of {names}") from None
+
+
+class Relation(enum.StrEnum):
+    ABOUT = "about"
+    AFFECTS = "affects"
+    SUPERSEDES = "supersedes"
+    CAUSES = "causes"
+    FIXES = "fixes"
+    DEPENDS_ON = "depends_on"
+    PART_OF = "part_of"
+    RELATES = "relates"
+
+    @classmethod
+    def parse(cls, value: object) -> Relation:
+        try:
+            return cls(str(value).strip().lower().replace("-", "_"))
+        except ValueError:
+            names = ", ".join(r.value for r in cls)
+            raise InvalidInput(f"unknown link relation {value!r}: use one of {names}") from None
+
+
+class Source(enum.StrEnum):
+    AGENT = "agent"
+    HUMAN = "human"
+    IMPORT = "import"
+    AUTO = "auto"
+
+
+MAX_ID_LENGTH = 80
+ID_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?")
+
+
+def check_id(value: str) -> str:
+    """Return `value` if it is a valid note id, else raise `InvalidInput`.
+
+    Ids are file names inside the vault, so this is also the path-confinement check: `../x`,
+    absolute paths, separators and NUL bytes can never pass.
+    """
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value) or "--" in value:
+        shown = repr(value) if isinstance(value, str) else type(value).__name__
+        raise InvalidInput(
+            f"invalid note id {shown}: ids are 1-{MAX_ID_LENGTH} lowercase letters, digits "
+            "and single '-' (e.g. decision-use-jwt)"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A typed edge from a note to another note id or to a repository path."""
+
+    rel: Relation
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A knowledge node: the frontmatter keys of DESIGN.md section 3 plus the markdown body."""
+
+    id: str
+    type: NoteType
+    title: str
+    body: str = ""
+    status: Status = Status.ACTIVE
+    files: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    recorded_at: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    commit: str | None = None
+    file_hashes: Mapping[str, str] = field(default_factory=dict)
+    source: Source = Source.AGENT
+    archived_reason: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def targets(self) -> list[tuple[str, str]]:
+        """Every (relation, target) this note declares, supersedes included."""
+        pairs = [(link.rel.value, link.target) for link in self.links]
+        if self.supersedes and (Relation.SUPERSEDES.value, self.supersedes) not in pairs:
+            pairs.append((Relation.SUPERSEDES.value, self.supersedes))
+        return pairs
+
+    @property
+    def is_current(self) -> bool:
+        return self.status is Status.ACTIVE

@@ -1,0 +1,65 @@
+"""The index behind the vault: the `Store` protocol every backend implements.
+
+The index is derived: it can always be dropped and rebuilt from the vault. Services talk to it
+only through this protocol so that SQLite (the embedded default) and PostgreSQL (shared by a
+team) stay interchangeable and pass the same contract tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from loremap.model import Edge, Hit, IndexedNote, Note
+
+SCHEMA_VERSION = 1
+
+
+class Store(Protocol):
+    """Operations the services need from an index."""
+
+    location: str
+
+    def close(self) -> None: ...
+
+    def write(self) -> AbstractContextManager[None]:
+        """One write transaction; raises `IndexLocked` after busy_timeout."""
+        ...
+
+    def schema_version(self) -> int: ...
+
+    def clear(self) -> None:
+        """Drop every row (inside `write()`), leaving an empty index of the current schema."""
+        ...
+
+    def indexed_notes(self) -> dict[str, IndexedNote]: ...
+
+    def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
+                    size: int) -> None: ...
+
+    def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
+        """Record a new stat for a file whose content hash did not change."""
+        ...
+
+    def delete_note(self, note_id: str) -> None: ...
+
+    def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
+                   scope: str | None = None) -> list[IndexedNote]: ...
+
+    def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
+             statuses: Sequence[str] = ("active",)) -> list[Hit]: ...
+
+    def edges(self, node_id: str) -> list[Edge]:
+        """Edges leaving or reaching `node_id`."""
+        ...
+
+    def declared_edges(self) -> list[Edge]:
+        """Every edge notes declare (links and supersedes)."""
+        ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def iter_note_ids(self) -> Iterator[str]: ...

@@ -1,0 +1,102 @@
+"""The SQLite schema, as ordered migrations recorded in the `migrations` table.
+
+Each migration is a function applied inside the caller's write transaction; `migrate` applies
+those not yet recorded. A database whose recorded version is newer than the code refuses to open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+from loremap.errors import StoreError
+
+# unicode61 with '_' as a token character indexes the analyzer's tokens ([a-z0-9_]+) as they are.
+FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
+# Column weights for bm25(): title, body, tags, symbols, path.
+FTS_WEIGHTS = (5.0, 1.0, 3.0, 3.0, 2.0)
+
+
+def _m1_initial(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE nodes (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            scope TEXT NOT NULL DEFAULT 'project',
+            type TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL DEFAULT '',
+            path TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'active',
+            recorded_at TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            superseded_by TEXT,
+            commit_sha TEXT,
+            files TEXT NOT NULL DEFAULT '[]',
+            tags TEXT NOT NULL DEFAULT '[]',
+            content_hash TEXT NOT NULL DEFAULT '',
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            rank REAL NOT NULL DEFAULT 0,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_access TEXT
+        )"""
+    )
+    conn.execute("CREATE INDEX nodes_kind_type ON nodes(kind, type, status)")
+    conn.execute(
+        """CREATE TABLE edges (
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            rel TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            PRIMARY KEY (src, dst, rel, origin)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX edges_dst ON edges(dst)")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE fts USING fts5(title, body, tags, symbols, path, "
+        f'tokenize="{FTS_TOKENIZER}")'
+    )
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_m1_initial,)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """The schema version recorded in the file (0 for a new file); a read, never a write."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone()
+    if exists is None:
+        return 0
+    row = conn.execute("SELECT max(version) FROM migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations (inside the caller's transaction); return the new version."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at REAL NOT NULL)"
+    )
+    version = current_version(conn)
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"the index has schema version {version}, newer than this loremap knows "
+            f"({len(MIGRATIONS)}); upgrade loremap or run `loremap reindex`"
+        )
+    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
+        step(conn)
+        conn.execute("INSERT INTO migrations VALUES (?, ?, ?)",
+                     (number, step.__name__.lstrip("_"), time.time()))
+    return len(MIGRATIONS)
+
+
+def drop_all(conn: sqlite3.Connection) -> None:
+    """Drop every table of ours (inside the caller's transaction)."""
+    for name in ("fts", "edges", "nodes", "meta", "migrations"):
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')

@@ -1,0 +1,242 @@
+"""The embedded index: one SQLite file per project, WAL, one writer at a time.
+
+Writes run in `BEGIN IMMEDIATE` transactions so two writers never interleave; a writer that
+cannot get the lock within busy_timeout gets `IndexLocked`, not a hang. Text goes through the
+analyzer before it reaches FTS5, and queries are built from analyzer tokens only, each quoted,
+so no user text ever reaches `MATCH` as syntax.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from loremap.errors import IndexLocked, StoreError
+from loremap.model import Edge, Hit, IndexedNote, Note
+from loremap.store.sqlite import schema
+from loremap.text import Analyzer
+
+_NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
+
+
+def fts5_available() -> bool:
+    """Whether this Python's SQLite was built with FTS5."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as conn:
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        except sqlite3.OperationalError:
+            return False
+    return True
+
+
+def quote_fts(token: str) -> str:
+    """A token as an FTS5 string literal (doubling any quote), never as query syntax."""
+    return '"' + token.replace('"', '""') + '"'
+
+
+def _placeholders(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _snippet(body: str, limit: int = 160) -> str:
+    for para in body.split("\n\n"):
+        text = " ".join(para.split())
+        if text and not text.startswith("#"):
+            return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return ""
+
+
+class SqliteStore:
+    """`Store` on a SQLite file (or `:memory:`)."""
+
+    def __init__(self, path: Path, analyzer: Analyzer, busy_timeout_ms: int = 5000) -> None:
+        self.location = str(path)
+        self.analyzer = analyzer
+        self.busy_timeout_ms = busy_timeout_ms
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000,
+                                    check_same_thread=False)
+        try:
+            self._configure()
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise StoreError(f"the index {path} is unreadable ({exc}); run `loremap reindex`")\
+                from None
+
+    def _configure(self) -> None:
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        if c.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute("PRAGMA foreign_keys = ON")
+        version = schema.current_version(c)
+        if version > len(schema.MIGRATIONS):
+            schema.migrate(c)  # raises StoreError naming both versions
+        elif version < len(schema.MIGRATIONS):
+            with self.write():
+                schema.migrate(c)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """A `BEGIN IMMEDIATE` transaction, committed on success, rolled back on error."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if _is_locked(exc):
+                raise IndexLocked(
+                    f"the index {self.location} is locked by another writer (waited "
+                    f"{self.busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try again"
+                ) from None
+            raise
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        return schema.current_version(self.conn)
+
+    def clear(self) -> None:
+        schema.drop_all(self.conn)
+        schema.migrate(self.conn)
+
+    # --- notes ------------------------------------------------------------------------------
+
+    def indexed_notes(self) -> dict[str, IndexedNote]:
+        rows = self.conn.execute(f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'")
+        return {row[0]: IndexedNote(*row) for row in rows}
+
+    def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
+                    size: int) -> None:
+        c = self.conn
+        row = c.execute("SELECT rowid FROM nodes WHERE id = ?", (note.id,)).fetchone()
+        values = (
+            note.id, "note", scope, note.type.value, note.title, note.body, path,
+            note.status.value, note.recorded_at, note.valid_from, note.valid_to,
+            note.superseded_by, note.commit, json.dumps(list(note.files)),
+            json.dumps(list(note.tags)), content_hash, mtime_ns, size,
+        )
+        if row is None:
+            cur = c.execute(
+                "INSERT INTO nodes (id, kind, scope, type, title, body, path, status, "
+                "recorded_at, valid_from, valid_to, superseded_by, commit_sha, files, tags, "
+                "content_hash, mtime_ns, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?)", values)
+            rowid = cur.lastrowid
+        else:
+            rowid = row[0]
+            c.execute(
+                "UPDATE nodes SET id = ?, kind = ?, scope = ?, type = ?, title = ?, body = ?, "
+                "path = ?, status = ?, recorded_at = ?, valid_from = ?, valid_to = ?, "
+                "superseded_by = ?, commit_sha = ?, files = ?, tags = ?, content_hash = ?, "
+                "mtime_ns = ?, size = ? WHERE rowid = ?", (*values, rowid))
+            c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        tokens = self.analyzer.tokens
+        c.execute(
+            "INSERT INTO fts (rowid, title, body, tags, symbols, path) VALUES (?, ?, ?, ?, ?, ?)",
+            (rowid, " ".join(tokens(" ".join((note.title, *note.aliases)))),
+             " ".join(tokens(note.body)), " ".join(tokens(" ".join((note.type.value,
+                                                                       *note.tags)))),
+             "", " ".join(tokens(" ".join(note.files)))),
+        )
+        c.execute("DELETE FROM edges WHERE src = ? AND origin = 'declared'", (note.id,))
+        c.executemany(
+            "INSERT OR IGNORE INTO edges (src, dst, rel, origin) VALUES (?, ?, ?, 'declared')",
+            [(note.id, target, rel) for rel, target in note.targets()],
+        )
+
+    def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
+        self.conn.execute("UPDATE nodes SET mtime_ns = ?, size = ? WHERE id = ?",
+                          (mtime_ns, size, note_id))
+
+    def delete_note(self, note_id: str) -> None:
+        c = self.conn
+        row = c.execute("SELECT rowid FROM nodes WHERE id = ?", (note_id,)).fetchone()
+        if row is not None:
+            c.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+            c.execute("DELETE FROM nodes WHERE rowid = ?", (row[0],))
+        c.execute("DELETE FROM edges WHERE src = ? AND origin = 'declared'", (note_id,))
+
+    def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
+                   scope: str | None = None) -> list[IndexedNote]:
+        sql = f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'"
+        params: list[object] = []
+        if types:
+            sql += f" AND type IN ({_placeholders(types)})"
+            params += types
+        if statuses:
+            sql += f" AND status IN ({_placeholders(statuses)})"
+            params += statuses
+        if scope is not None:
+            sql += " AND scope = ?"
+            params.append(scope)
+        sql += " ORDER BY recorded_at DESC, id"
+        return [IndexedNote(*row) for row in self.conn.execute(sql, params)]
+
+    def iter_note_ids(self) -> Iterator[str]:
+        for (note_id,) in self.conn.execute("SELECT id FROM nodes WHERE kind = 'note'"):
+            yield note_id
+
+    # --- search -----------------------------------------------------------------------------
+
+    def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
+             statuses: Sequence[str] = ("active",)) -> list[Hit]:
+        """Notes matching any of `terms` (analyzer tokens), best BM25 first."""
+        if not terms or limit <= 0:
+            return []
+        match = " OR ".join(quote_fts(t) for t in terms)
+        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
+        sql = (
+            f"SELECT n.id, n.kind, n.type, n.title, n.path, n.status, n.scope, "
+            f"bm25(fts, {weights}) AS score, n.body FROM fts JOIN nodes n ON n.rowid = fts.rowid "
+            "WHERE fts MATCH ?"
+        )
+        params: list[object] = [match]
+        if types:
+            sql += f" AND n.type IN ({_placeholders(types)})"
+            params += types
+        if statuses:
+            sql += f" AND n.status IN ({_placeholders(statuses)})"
+            params += statuses
+        sql += " ORDER BY score, n.id LIMIT ?"
+        params.append(limit)
+        return [
+            Hit(id=r[0], kind=r[1], type=r[2] or "", title=r[3], path=r[4], status=r[5],
+                scope=r[6], score=-float(r[7]), snippet=_snippet(r[8]), why="matches the query")
+            for r in self.conn.execute(sql, params)
+        ]
+
+    # --- graph and meta ---------------------------------------------------------------------
+
+    def edges(self, node_id: str) -> list[Edge]:
+        rows = self.conn.execute(
+            "SELECT src, dst, rel, origin, weight FROM edges WHERE src = ? "
+            "UNION SELECT src, dst, rel, origin, weight FROM edges WHERE dst = ? "
+            "ORDER BY 1, 2, 3", (node_id, node_id))
+        return [Edge(*row) for row in rows]
+
+    def declared_edges(self) -> list[Edge]:
+        rows = self.conn.execute("SELECT src, dst, rel, origin, weight FROM edges "
+                                 "WHERE origin = 'declared' ORDER BY src, rel, dst")
+        return [Edge(*row) for row in rows]
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))

@@ -1,0 +1,185 @@
+"""Turn prose and code into the search terms loremap indexes and queries with.
+
+SQLite FTS5 only splits on punctuation, so on its own it cannot match `applyCoupon` to "apply
+coupon", `café` to "cafe" or "running" to "runs". This analyzer does that work in Python, once,
+and the same way for documents and queries: the index stores our tokens (FTS5's `unicode61`
+tokenizer with `tokenchars '_'` keeps each one whole) and a query is built from `terms()`.
+
+Rules, in order:
+
+1. Fold: NFKD, drop the combining diacritics (U+0300-036F and the other diacritic blocks), then
+   NFC so scripts that NFKD only splits apart (Hangul, kana with dakuten) come back whole.
+   ASCII text skips this. Case is kept until step 4 has used it.
+2. Chunk: a chunk is a run of word characters (`\\w`: letters, digits, `_`) joined by single
+   `.`, `-`, `/` or `\\` (`src/auth/login.ts`, `session-cookies`, `v1.2`). Everything else,
+   apostrophes included, separates chunks.
+3. Segment: `/` and `\\` split a chunk into path segments; each segment is analysed on its own.
+4. Parts: a segment splits on `.`, `-` and `_`, then on case changes (`applyCoupon` -> apply,
+   Coupon; `HTTPServerError` -> HTTP, Server, Error) and on letter/digit boundaries
+   (`sha256sum` -> sha, 256, sum). Case changes are only seen in ASCII letters; other scripts
+   split at digit boundaries only. Parts are lowercased, and the Latin letters that have no
+   decomposition are spelled in ASCII (ß -> ss, æ -> ae, ø -> o, ł -> l, ...).
+5. Compound: a segment with two or more parts first emits all of its parts, lowercased, joined
+   by `_` (`apply_coupon`, `max_note_bytes`, `session_cookies`, `login_ts`, `sha_256_sum`,
+   `v_2`). Compounds are neither stopword-filtered nor stemmed, so every spelling of one
+   identifier (camel, snake, kebab) meets on the same compound.
+6. Part tokens: each part, lowercased, is dropped if it is a single ASCII letter (`v` in `v2`,
+   the `s` of "it's") or a stopword of any configured language; otherwise it is stemmed with the
+   first language's Snowball stemmer. Digit runs are kept, whatever their length, and other
+   scripts' one-letter words (`中`) are kept too.
+
+Tokens come out in text order with duplicates kept (BM25 counts them). For Latin-script input
+every token matches `[a-z0-9_]+`; other scripts keep their letters, lowercased (Cyrillic, Greek,
+CJK). Indic vowel signs are not word characters for `\\w` (nor for FTS5), so such words split
+there, on both sides of the index alike.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from itertools import chain
+from typing import cast
+
+import Stemmer  # type: ignore[import-untyped]  # PyStemmer ships no type information
+
+from loremap.errors import InvalidInput
+from loremap.text.stopwords import stopwords_for
+
+_CHUNK = re.compile(r"\w+(?:[./\\-]\w+)*")
+_SEGMENT_SEP = re.compile(r"[/\\]")
+# An acronym before a capitalised word, a (capitalised) lowercase or non-ASCII run, an acronym,
+# a digit run. `[^\W\dA-Z_]` is a letter that is not ASCII uppercase.
+_PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|[A-Z]+|\d+")
+_DIACRITICS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+# Lowercase Latin letters NFKD leaves whole; applied after case splitting, so `Æther` stays
+# one part (a two-letter `AE` would look like an acronym to the camel-case rule).
+_UNDECOMPOSED = str.maketrans(
+    {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th",
+     "ı": "i", "ħ": "h", "ŧ": "t"}
+)  # fmt: skip
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+# Once this many distinct words are memoised the memo starts over: at ~240 bytes an entry that
+# caps it near 25 MB, and holds the vocabulary of ~10,000 notes between two resets.
+_CACHE_LIMIT = 100_000
+
+
+def fold(text: str) -> str:
+    """Strip accents and compatibility forms from `text`, keeping its case.
+
+    Letters without a decomposition (ß, æ, ø, ...) are mapped later, per part, once lowercase.
+    """
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize("NFC", _DIACRITICS.sub("", decomposed))
+
+
+def _parts(segment: str) -> list[str]:
+    parts = [part.lower() for part in _PART.findall(segment)]
+    if segment.isascii():
+        return parts
+    return [part.translate(_UNDECOMPOSED) for part in parts]
+
+
+def _make_stemmer(language: str) -> Callable[[str], str]:
+    try:
+        stemmer = Stemmer.Stemmer(language)
+    except KeyError:
+        valid = ", ".join(cast(list[str], Stemmer.algorithms()))
+        raise InvalidInput(
+            f"unknown language {language!r}; use an ISO 639-1 code (en, pt, es) or one of: {valid}"
+        ) from None
+    return cast(Callable[[str], str], stemmer.stemWord)
+
+
+class _Memo(dict[str, tuple[str, ...]]):
+    """Memo of word -> tokens, where a word is a whitespace-free piece of folded text.
+
+    A miss analyses the word through dict's `__missing__` hook; hits stay in C. A word that is
+    more than one chunk (`login(),`) is analysed chunk by chunk through the same memo.
+    """
+
+    def __init__(self, stem: Callable[[str], str], stopwords: frozenset[str]) -> None:
+        super().__init__()
+        self._stem = stem
+        self._stopwords = stopwords
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        if word.isalpha() and word[1:].islower():
+            # "running", "Coupon", "привет": one part, so the regexes would change nothing.
+            result = self._part(_parts(word)[0])
+        else:
+            chunks = _CHUNK.findall(word)
+            if chunks == [word]:
+                result = self._chunk(word)
+            else:
+                result = tuple(chain.from_iterable(map(self.__getitem__, chunks)))
+        self[word] = result
+        return result
+
+    def _chunk(self, chunk: str) -> tuple[str, ...]:
+        tokens: list[str] = []
+        for segment in _SEGMENT_SEP.split(chunk):
+            parts = _parts(segment)
+            if len(parts) > 1:
+                tokens.append("_".join(parts))
+            for part in parts:
+                tokens.extend(self._part(part))
+        return tuple(tokens)
+
+    def _part(self, part: str) -> tuple[str, ...]:
+        if len(part) == 1 and part in _ASCII_LETTERS:
+            return ()
+        if part in self._stopwords:
+            return ()
+        return (self._stem(part),)
+
+
+class Analyzer:
+    """Tokenise text for the index and for queries, identically.
+
+    `languages` are ISO 639-1 codes or Snowball names; the first picks the stemmer, all of them
+    contribute stopwords. Every language must be one PyStemmer knows, else `InvalidInput`.
+    """
+
+    def __init__(self, languages: Sequence[str] = ("en",)) -> None:
+        names = [language.strip().lower() for language in languages]
+        if not names:
+            raise InvalidInput("at least one language is needed for the analyzer, e.g. 'en'")
+        stemmers = [_make_stemmer(name) for name in names]
+        self.languages: tuple[str, ...] = tuple(names)
+        self._cache = _Memo(_safe(stemmers[0]), stopwords_for(names))
+
+    def tokens(self, text: str) -> list[str]:
+        """Return the index/query tokens of `text`, in order, duplicates kept.
+
+        Never raises on a `str`, whatever it holds (NUL, lone surrogates, any script).
+        """
+        if len(self._cache) > _CACHE_LIMIT:
+            self._cache.clear()
+        words = fold(text).split()
+        return list(chain.from_iterable(map(self._cache.__getitem__, words)))
+
+    def terms(self, text: str) -> list[str]:
+        """Return the distinct tokens of `text` in first-seen order, for building a query."""
+        return list(dict.fromkeys(self.tokens(text)))
+
+
+def _safe(stem: Callable[[str], str]) -> Callable[[str], str]:
+    """Wrap `stem` so a word the C stemmer cannot encode is indexed unstemmed.
+
+    Trigger: a part the stemmer rejects (it encodes to UTF-8; lone surrogates cannot be).
+    Why: `tokens()` promises never to raise; `\\w` should already keep surrogates out.
+    Outcome: the part is emitted as it is.
+    """
+
+    def safe_stem(word: str) -> str:
+        try:
+            return stem(word)
+        except (UnicodeError, ValueError):
+            return word
+
+    return safe_stem

@@ -1,0 +1,3 @@
+from __future__ import annotations
+def estimate_tokens(text: str) -> int:
+    return len(text) // 4

@@ -1,0 +1,201 @@
+"""The commands as a user runs them, through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli_process
+
+EXAMPLE = ["remember", "--type", "decision", "--title", "Use JWT instead of session cookies",
+           "--file", "src/auth/login.ts", "--link", "about:concept-authentication",
+           "--supersedes", "decision-session-cookies", "-m",
+           "Stateless, so it runs on edge runtimes."]
+
+
+def test_init_creates_the_layout_and_is_harmless_twice(repo, cli):
+    first = cli("init")
+    assert first.code == 0, first.err
+    lore = repo / ".loremap"
+    for part in ("config.toml", ".gitignore", "notes", "handoffs", "index.sqlite"):
+        assert (lore / part).exists(), part
+    assert "index.sqlite" in (lore / ".gitignore").read_text(encoding="utf-8")
+    config_before = (lore / "config.toml").read_bytes()
+    second = cli("init", "--json")
+    assert second.code == 0
+    assert json.loads(second.out)["created"] == []
+    assert (lore / "config.toml").read_bytes() == config_before
+
+
+def test_init_in_a_subdirectory_uses_the_git_root(repo, cli, monkeypatch):
+    monkeypatch.chdir(repo / "src" / "auth")
+    assert cli("init").code == 0
+    assert (repo / ".loremap" / "notes").is_dir()
+    assert not (repo / "src" / "auth" / ".loremap").exists()
+
+
+def test_the_readme_example_writes_one_note_in_the_documented_format(project, cli):
+    result = cli(*EXAMPLE)
+    assert result.code == 0, result.err
+    path = project / ".loremap" / "notes" / "decision-use-jwt-instead-of-session-cookies.md"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\nid: decision-use-jwt-instead-of-session-cookies\n"
+                           "type: decision\ntitle: Use JWT instead of session cookies\n"
+                           "status: active\nfiles: [src/auth/login.ts]\nlinks:\n"
+                           "  - {rel: about, target: concept-authentication}\n"
+                           "supersedes: decision-session-cookies\n")
+    assert "\n# Use JWT instead of session cookies\n\nStateless, so it runs on edge runtimes.\n" \
+        in text
+    assert text.endswith("## Links\n- about [[concept-authentication]]\n"
+                         "- supersedes [[decision-session-cookies]]\n")
+    assert "file_hashes: {src/auth/login.ts: " in text
+    assert "commit: " in text and "commit: null" not in text
+    # the missing targets are kept and reported, not refused
+    assert "concept-authentication" in result.err
+
+
+def test_body_comes_from_a_file_or_stdin(project, cli, tmp_path):
+    body = tmp_path / "body.md"
+    body.write_text("From a file.\n", encoding="utf-8")
+    assert cli("remember", "-t", "gotcha", "--title", "A", "--body-file", str(body)).code == 0
+    assert cli("remember", "-t", "gotcha", "--title", "B", stdin="From stdin.\n").code == 0
+    shown_a = json.loads(cli("show", "gotcha-a", "--json").out)
+    shown_b = json.loads(cli("show", "gotcha-b", "--json").out)
+    assert shown_a["note"]["body"] == "From a file."
+    assert shown_b["note"]["body"] == "From stdin."
+
+
+def test_personal_notes_go_to_the_personal_vault_and_are_searched_too(project, cli,
+                                                                       isolated_home):
+    result = cli("remember", "--personal", "-t", "preference", "--title", "Prefer pnpm",
+                 "-m", "Use pnpm rather than npm in every project.")
+    assert result.code == 0, result.err
+    assert (isolated_home / "loremap" / "personal" / "notes" / "preference-prefer-pnpm.md"
+            ).is_file()
+    assert not list((project / ".loremap" / "notes").iterdir())
+    hits = json.loads(cli("search", "pnpm", "--json").out)["hits"]
+    assert [(h["id"], h["scope"]) for h in hits] == [("preference-prefer-pnpm", "personal")]
+
+
+def test_supersession_marks_the_old_note_in_its_own_file(project, cli):
+    cli("remember", "-t", "decision", "--title", "Session cookies", "-m", "Cookies for now.")
+    assert cli(*EXAMPLE).code == 0
+    old = json.loads(cli("show", "decision-session-cookies", "--json").out)
+    assert old["note"]["status"] == "superseded"
+    assert old["note"]["superseded_by"] == "decision-use-jwt-instead-of-session-cookies"
+    assert old["note"]["valid_to"] is not None
+    assert old["linked_from"] == [{"id": "decision-use-jwt-instead-of-session-cookies",
+                                   "rel": "supersedes"}]
+    hits = json.loads(cli("search", "session cookies", "--json").out)["hits"]
+    assert [h["id"] for h in hits] == ["decision-use-jwt-instead-of-session-cookies"]
+    history = json.loads(cli("search", "session cookies", "--status", "superseded",
+                             "--json").out)["hits"]
+    assert [h["id"] for h in history] == ["decision-session-cookies"]
+
+
+def test_list_filters_by_type_and_status(project, cli):
+    cli("remember", "-t", "bug", "--title", "Coupon applied twice", "-m", "x")
+    cli("remember", "-t", "gotcha", "--title", "Tax rounds per line", "-m", "y")
+    cli("forget", "gotcha-tax-rounds-per-line", "--reason", "no longer true")
+    everything = json.loads(cli("list", "--json").out)["notes"]
+    assert {n["id"] for n in everything} == {"bug-coupon-applied-twice",
+                                             "gotcha-tax-rounds-per-line"}
+    bugs = json.loads(cli("list", "--type", "bug", "--json").out)["notes"]
+    assert [n["id"] for n in bugs] == ["bug-coupon-applied-twice"]
+    archived = json.loads(cli("list", "--status", "archived", "--json").out)["notes"]
+    assert [n["id"] for n in archived] == ["gotcha-tax-rounds-per-line"]
+    human = cli("list")
+    assert "gotcha-tax-rounds-per-line" in human.out and "[archived]" in human.out
+
+
+def test_forget_archives_and_purge_deletes_file_and_rows(project, cli):
+    cli("remember", "-t", "bug", "--title", "Coupon applied twice", "-m", "The discount ran "
+        "before the total.", "--link", "relates:bug-other")
+    assert cli("forget", "bug-coupon-applied-twice", "--reason", "fixed in v2").code == 0
+    note = json.loads(cli("show", "bug-coupon-applied-twice", "--json").out)["note"]
+    assert note["status"] == "archived" and note["archived_reason"] == "fixed in v2"
+    assert json.loads(cli("search", "coupon", "--json").out)["hits"] == []
+    assert cli("forget", "bug-coupon-applied-twice", "--purge").code == 0
+    assert not (project / ".loremap" / "notes" / "bug-coupon-applied-twice.md").exists()
+    import sqlite3
+
+    with sqlite3.connect(project / ".loremap" / "index.sqlite") as conn:
+        assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM fts").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM edges").fetchone()[0] == 0
+    missing = cli("show", "bug-coupon-applied-twice")
+    assert missing.code == 1 and "no note with id" in missing.err
+
+
+def test_reindex_rebuilds_the_index_from_the_vault_alone(project, cli):
+    cli("remember", "-t", "concept", "--title", "Authentication", "-m", "JWT in a cookie.")
+    (project / ".loremap" / "index.sqlite").unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{project}/.loremap/index.sqlite{suffix}").unlink(missing_ok=True)
+    result = cli("reindex", "--json")
+    assert result.code == 0
+    assert json.loads(result.out)["indexed"] == 1
+    assert [h["id"] for h in json.loads(cli("search", "jwt", "--json").out)["hits"]] == [
+        "concept-authentication"]
+
+
+def test_doctor_reports_broken_links_and_a_stale_index_and_fix_repairs(project, cli):
+    cli("remember", "-t", "concept", "--title", "Auth", "-m", "x", "--link", "relates:concept-gone")
+    note = project / ".loremap" / "notes" / "concept-auth.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("x\n", "changed by hand\n"),
+                    encoding="utf-8")
+    (project / ".loremap" / ".gitignore").unlink()
+    report = json.loads(cli("doctor", "--json").out)
+    checks = {(f["check"], f["level"]) for f in report["findings"]}
+    assert ("links", "warning") in checks
+    assert ("index", "error") in checks
+    assert ("layout", "warning") in checks
+    assert report["ok"] is False
+    fixed = cli("doctor", "--fix")
+    assert fixed.code == 0, fixed.out
+    assert (project / ".loremap" / ".gitignore").exists()
+    after = json.loads(cli("doctor", "--json").out)
+    assert after["ok"] is True
+    assert {f["check"] for f in after["findings"] if f["level"] != "ok"} == {"links"}
+
+
+def test_every_data_command_speaks_json(project, cli):
+    cli("remember", "-t", "bug", "--title", "Coupon applied twice", "-m", "x")
+    for args in (["init"], ["list"], ["search", "coupon"], ["show", "bug-coupon-applied-twice"],
+                 ["doctor"], ["reindex"], ["remember", "-t", "bug", "--title", "B", "-m", "y"],
+                 ["forget", "bug-b"]):
+        result = cli(*args, "--json")
+        assert result.code == 0, (args, result.err)
+        json.loads(result.out)
+
+
+def test_version_and_help_answer(project):
+    version = run_cli_process("--version", cwd=project)
+    assert version.returncode == 0 and version.stdout.startswith("loremap ")
+    helped = run_cli_process("--help", cwd=project)
+    assert helped.returncode == 0
+    for command in ("init", "remember", "search", "doctor", "reindex"):
+        assert command in helped.stdout
+
+
+def test_commands_outside_a_project_say_to_run_init(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("remember", "-t", "bug", "--title", "x", "-m", "y")
+    assert result.code == 1
+    assert "loremap init" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_an_unexpected_error_exits_3_and_names_the_log(project, cli, monkeypatch,
+                                                       isolated_home):
+    import loremap.memory.service as service
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(service.Memory, "list", boom)
+    result = cli("list")
+    assert result.code == 3
+    log = isolated_home / "loremap" / "logs" / "loremap.log"
+    assert str(log) in result.err
+    assert "disk on fire" in log.read_text(encoding="utf-8")
