@@ -46,8 +46,11 @@ class App:
 
     @classmethod
     def open(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None,
-             require_project: bool = True) -> App:
-        """Open the project around `cwd` (or only the personal vault outside any project)."""
+             require_project: bool = True, fresh_index: bool = False) -> App:
+        """Open the project around `cwd` (or only the personal vault outside any project).
+
+        `fresh_index` sets aside an index that cannot be opened for any reason (for `reindex`).
+        """
         env = os.environ if environ is None else environ
         cwd = Path.cwd() if cwd is None else cwd
         root = find_project_root(cwd, env)
@@ -60,17 +63,18 @@ class App:
         config_file = loremap_dir / CONFIG_FILE if loremap_dir is not None else None
         settings = load_settings(config_file, env)
         user = UserPaths.from_env(env)
-        return cls._wire(settings, user, root if loremap_dir else None, loremap_dir)
+        return cls._wire(settings, user, root if loremap_dir else None, loremap_dir, fresh_index)
 
     @classmethod
     def _wire(cls, settings: Settings, user: UserPaths, root: Path | None,
-              loremap_dir: Path | None) -> App:
+              loremap_dir: Path | None, fresh_index: bool) -> App:
         languages = settings.get_list("text.languages")
         analyzer = Analyzer(languages)
         index = (loremap_dir / INDEX_FILE if loremap_dir is not None
                  else user.cache / "personal-index.sqlite")
         notices: list[str] = []
-        store = _open_store(index, analyzer, settings.get_int("index.busy_timeout_ms"), notices)
+        store = _open_store(index, analyzer, settings.get_int("index.busy_timeout_ms"), notices,
+                            fresh_index)
         max_bytes = settings.get_int("vault.max_note_bytes")
         timeout = settings.get_float("vault.lock_timeout_s")
         personal = Vault(user.personal, "personal", max_bytes, timeout)
@@ -104,13 +108,17 @@ class App:
         self.store.close()
 
 
-def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str]
-                ) -> SqliteStore:
-    """Open the index; a corrupt file is moved aside and rebuilt (the vault is canonical)."""
+def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str],
+                fresh: bool) -> SqliteStore:
+    """Open the index; a corrupt file is moved aside and rebuilt (the vault is canonical).
+
+    An index from a newer loremap is refused unless `fresh`: it may belong to a newer copy
+    of loremap on the same machine, which would otherwise lose it on every run of this one.
+    """
     try:
         return SqliteStore(index, analyzer, busy_ms)
     except StoreError as exc:
-        if "newer than this loremap" in str(exc):
+        if "newer than this loremap" in str(exc) and not fresh:
             raise
         aside = index.with_name(f"{index.name}.corrupt-{int(time.time())}")
         with contextlib.suppress(OSError):

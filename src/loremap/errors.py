@@ -11,8 +11,8 @@ and the CLI exits 1 with it. Anything that is not a `LoremapError` is a bug: exi
     │   ├── Conflict              the thing already exists or disagrees with the vault
     │   ├── SecretFound           a credential in text that was about to be written
     │   ├── MalformedNote         a note file that cannot be parsed (names file and line)
-    │   └── IndexLocked           another writer held the index past busy_timeout
-    └── StoreError                the index is unusable (corrupt, schema from the future)
+    │   ├── IndexLocked           another writer held the index past busy_timeout
+    │   └── StoreError            the index is unusable (corrupt, schema from the future)
 """
 
 from __future__ import annotations
@@ -56,5 +56,5 @@ class IndexLocked(UserError):
     """Another process held the index's write lock for longer than busy_timeout."""
 
 
-class StoreError(LoremapError):
+class StoreError(UserError):
     """The index cannot be used as it is (corrupt file, unknown schema version)."""

@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     _remember(p["remember"])
     p["show"].add_argument("id", help="note id")
     _filters(p["list"], "only this status (repeatable; default: all)")
-    p["search"].add_argument("query", help="words, identifiers, paths; any text is safe")
+    p["search"].add_argument("query", nargs="+",
+                             help="words, identifiers, paths; any text is safe (no quotes needed)")
     _filters(p["search"], "search this status (repeatable; default: active)")
     p["search"].add_argument("--limit", "-n", type=int, default=None, help="number of results")
     p["forget"].add_argument("id", help="note id")

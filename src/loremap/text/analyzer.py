@@ -37,12 +37,12 @@ there, on both sides of the index alike.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections.abc import Callable, Sequence
 from itertools import chain
-from typing import cast
 
-import Stemmer  # type: ignore[import-untyped]  # PyStemmer ships no type information
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
 from loremap.errors import InvalidInput
 from loremap.text.stopwords import stopwords_for
@@ -59,11 +59,18 @@ _UNDECOMPOSED = str.maketrans(
     {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th",
      "ı": "i", "ħ": "h", "ŧ": "t"}
 )  # fmt: skip
-_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_ASCII_LETTERS = frozenset(string.ascii_lowercase)
+# ASCII characters that can never be inside a chunk become spaces, so one C-level `split()` cuts
+# text into words that are (nearly always) whole chunks: far fewer distinct memo keys.
+_SPACE_OUT = str.maketrans(
+    dict.fromkeys(
+        set(map(chr, range(128))) - set(string.ascii_letters + string.digits + "_./\\-"), " "
+    )
+)
 
 # Once this many distinct words are memoised the memo starts over: at ~240 bytes an entry that
-# caps it near 25 MB, and holds the vocabulary of ~10,000 notes between two resets.
-_CACHE_LIMIT = 100_000
+# caps it near 30 MB, and holds the vocabulary of ~10,000 notes between two resets.
+_CACHE_LIMIT = 131_072
 
 
 def fold(text: str) -> str:
@@ -77,22 +84,27 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", _DIACRITICS.sub("", decomposed))
 
 
+def _lower(part: str) -> str:
+    lowered = part.lower()
+    return lowered if lowered.isascii() else lowered.translate(_UNDECOMPOSED)
+
+
 def _parts(segment: str) -> list[str]:
-    parts = [part.lower() for part in _PART.findall(segment)]
-    if segment.isascii():
-        return parts
-    return [part.translate(_UNDECOMPOSED) for part in parts]
+    return [_lower(part) for part in _PART.findall(segment)]
 
 
 def _make_stemmer(language: str) -> Callable[[str], str]:
     try:
         stemmer = Stemmer.Stemmer(language)
-    except KeyError:
-        valid = ", ".join(cast(list[str], Stemmer.algorithms()))
+    except (KeyError, UnicodeError):  # KeyError: unknown name; UnicodeError: not even ASCII
+        valid: list[str] = Stemmer.algorithms()
         raise InvalidInput(
-            f"unknown language {language!r}; use an ISO 639-1 code (en, pt, es) or one of: {valid}"
+            f"unknown language {language!r}; use an ISO 639-1 code (en, pt, es) or one of: "
+            + ", ".join(valid)
         ) from None
-    return cast(Callable[[str], str], stemmer.stemWord)
+    # PyStemmer is untyped; the annotation is where its `Any` becomes a checked type.
+    stem_word: Callable[[str], str] = stemmer.stemWord
+    return stem_word
 
 
 class _Memo(dict[str, tuple[str, ...]]):
@@ -109,14 +121,16 @@ class _Memo(dict[str, tuple[str, ...]]):
 
     def __missing__(self, word: str) -> tuple[str, ...]:
         if word.isalpha() and word[1:].islower():
-            # "running", "Coupon", "привет": one part, so the regexes would change nothing.
-            result = self._part(_parts(word)[0])
+            # "running", "Coupon", "привет": a single part, so the regexes would change nothing.
+            result = self._part(_lower(word))
         else:
             chunks = _CHUNK.findall(word)
-            if chunks == [word]:
-                result = self._chunk(word)
-            else:
+            if len(chunks) != 1:
                 result = tuple(chain.from_iterable(map(self.__getitem__, chunks)))
+            elif chunks[0] != word:
+                result = self[chunks[0]]
+            else:
+                result = self._chunk(word)
         self[word] = result
         return result
 
@@ -131,10 +145,10 @@ class _Memo(dict[str, tuple[str, ...]]):
         return tuple(tokens)
 
     def _part(self, part: str) -> tuple[str, ...]:
-        if len(part) == 1 and part in _ASCII_LETTERS:
+        if part in self._stopwords or (len(part) == 1 and part in _ASCII_LETTERS):
             return ()
-        if part in self._stopwords:
-            return ()
+        # Only `\w` characters get here, never a lone surrogate, so the stemmer's UTF-8
+        # encoding cannot fail.
         return (self._stem(part),)
 
 
@@ -151,7 +165,7 @@ class Analyzer:
             raise InvalidInput("at least one language is needed for the analyzer, e.g. 'en'")
         stemmers = [_make_stemmer(name) for name in names]
         self.languages: tuple[str, ...] = tuple(names)
-        self._cache = _Memo(_safe(stemmers[0]), stopwords_for(names))
+        self._cache = _Memo(stemmers[0], stopwords_for(names))
 
     def tokens(self, text: str) -> list[str]:
         """Return the index/query tokens of `text`, in order, duplicates kept.
@@ -160,26 +174,9 @@ class Analyzer:
         """
         if len(self._cache) > _CACHE_LIMIT:
             self._cache.clear()
-        words = fold(text).split()
+        words = fold(text).translate(_SPACE_OUT).split()
         return list(chain.from_iterable(map(self._cache.__getitem__, words)))
 
     def terms(self, text: str) -> list[str]:
         """Return the distinct tokens of `text` in first-seen order, for building a query."""
         return list(dict.fromkeys(self.tokens(text)))
-
-
-def _safe(stem: Callable[[str], str]) -> Callable[[str], str]:
-    """Wrap `stem` so a word the C stemmer cannot encode is indexed unstemmed.
-
-    Trigger: a part the stemmer rejects (it encodes to UTF-8; lone surrogates cannot be).
-    Why: `tokens()` promises never to raise; `\\w` should already keep surrogates out.
-    Outcome: the part is emitted as it is.
-    """
-
-    def safe_stem(word: str) -> str:
-        try:
-            return stem(word)
-        except (UnicodeError, ValueError):
-            return word
-
-    return safe_stem

@@ -34,7 +34,7 @@ _SCALAR_KEYS = ("id", "type", "title", "status", "supersedes", "superseded_by", 
 _LIST_KEYS = ("files", "tags", "aliases")
 KNOWN_KEYS = frozenset((*_SCALAR_KEYS, *_LIST_KEYS, "links", "file_hashes"))
 _LINKS_HEADING = "## Links"
-_LINK_LINE = re.compile(r"- [a-z_]+ \[\[[^\]]*\]\]")
+_LINK_LINE = re.compile(r"- [a-z_]+ \[\[.*\]\]")
 _PLAIN_OK = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^\n]*")
 _FLOW_SPECIAL = re.compile(r"[\[\]{},:#]")
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)?")
@@ -140,6 +140,8 @@ def _compose(yaml_text: str, path: str) -> tuple[yaml.MappingNode, dict[str, Any
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if exc.context_mark is not None and (mark is None or mark.index >= len(yaml_text) - 1):
+            mark = exc.context_mark  # an unclosed bracket: point where it opened, not at EOF
         line = mark.line + 2 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise MalformedNote(path, f"malformed frontmatter: {problem}", line) from None
@@ -210,6 +212,24 @@ def parse_note(text: str, path: str) -> Note:
 # --- writing --------------------------------------------------------------------------------
 
 
+def _quote(value: str) -> str:
+    """A YAML double-quoted scalar; unprintable characters escaped the YAML way."""
+    if value.isprintable():
+        return json.dumps(value, ensure_ascii=False)
+    out = ['"']
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else
+                       f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
 def scalar(value: str | None) -> str:
     """A YAML scalar for `value`: plain when unambiguous, else a JSON (= YAML) quoted string."""
     if value is None:
@@ -224,14 +244,14 @@ def scalar(value: str | None) -> str:
         and _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
     ):
         return value
-    return json.dumps(value, ensure_ascii=not value.isprintable())
+    return _quote(value)
 
 
 def _flow_key(value: str) -> str:
     """A scalar inside `[...]` or `{...}`, where flow indicators and ':' must be quoted."""
     s = scalar(value)
     if s[0] != '"' and _FLOW_SPECIAL.search(s):
-        return json.dumps(value, ensure_ascii=not value.isprintable())
+        return _quote(value)
     return s
 
 

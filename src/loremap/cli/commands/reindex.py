@@ -10,7 +10,7 @@ from loremap.cli.output import emit_json, lines, warn
 
 
 def run(args: argparse.Namespace) -> int:
-    app = App.open(require_project=False)
+    app = App.open(require_project=False, fresh_index=True)
     try:
         started = time.perf_counter()
         outcome = app.memory.rebuild()

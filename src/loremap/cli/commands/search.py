@@ -14,11 +14,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         outcome = app.memory.reconcile()
         limit = args.limit if args.limit is not None else app.settings.get_int("search.limit")
-        hits = app.memory.search(args.query, limit, args.types, args.statuses or ["active"])
+        hits = app.memory.search(" ".join(args.query), limit, args.types, args.statuses or ["active"])
     finally:
         app.close()
     if args.json:
-        emit_json({"query": args.query, "hits": [dataclasses.asdict(h) for h in hits],
+        emit_json({"query": " ".join(args.query), "hits": [dataclasses.asdict(h) for h in hits],
                    "warnings": outcome.warnings})
         return 0
     warn(outcome.warnings)
