@@ -193,7 +193,7 @@ def test_an_unexpected_error_exits_3_and_names_the_log(project, cli, monkeypatch
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(service.Memory, "list", boom)
+    monkeypatch.setattr(service.Memory, "list_notes", boom)
     result = cli("list")
     assert result.code == 3
     log = isolated_home / "loremap" / "logs" / "loremap.log"

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loremap.errors import InvalidInput, MalformedNote, NotFound, SecretFound
-from loremap.model import Hit, IndexedNote, Link, Note, NoteType, Relation, Source, Status
-from loremap.model import check_id
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
+from loremap.model import Hit, IndexedNote, Link, Note, NoteType, Relation, Source, Status, check_id
 from loremap.store import Store
 from loremap.text import Analyzer
 from loremap.vault import fs
@@ -317,7 +316,8 @@ class Memory:
 
     # --- read, list, search, forget ---------------------------------------------------------
 
-    def list(self, types: Sequence[str] = (), statuses: Sequence[str] = ()) -> list[IndexedNote]:
+    def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = ()
+                   ) -> list[IndexedNote]:
         return self.store.list_notes([NoteType.parse(t).value for t in types],
                                      [Status.parse(s).value for s in statuses])
 

@@ -230,6 +230,12 @@ def _quote(value: str) -> str:
     return "".join(out)
 
 
+def _plain_tag(value: str) -> str:
+    """The tag YAML would give `value` written plain (str, int, bool, null, timestamp...)."""
+    tag: str = _resolver.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+    return tag
+
+
 def scalar(value: str | None) -> str:
     """A YAML scalar for `value`: plain when unambiguous, else a JSON (= YAML) quoted string."""
     if value is None:
@@ -241,7 +247,7 @@ def scalar(value: str | None) -> str:
         and " #" not in value
         and not value.endswith(":")
         and value.isprintable()
-        and _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+        and _plain_tag(value) == _STR_TAG
     ):
         return value
     return _quote(value)

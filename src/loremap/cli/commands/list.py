@@ -13,7 +13,8 @@ def run(args: argparse.Namespace) -> int:
     app = App.open(require_project=False)
     try:
         outcome = app.memory.reconcile()
-        notes = app.memory.list(args.types, args.statuses)
+        outcome.warnings[:0] = app.notices
+        notes = app.memory.list_notes(args.types, args.statuses)
     finally:
         app.close()
     if args.json:

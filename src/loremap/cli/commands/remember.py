@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         app.memory.reconcile()
         outcome = app.memory.remember(draft, personal=args.personal, quarantine=args.quarantine)
+        outcome.warnings[:0] = app.notices
     finally:
         app.close()
     if args.json:

@@ -13,12 +13,14 @@ def run(args: argparse.Namespace) -> int:
     app = App.open(require_project=False)
     try:
         outcome = app.memory.reconcile()
+        outcome.warnings[:0] = app.notices
         limit = args.limit if args.limit is not None else app.settings.get_int("search.limit")
-        hits = app.memory.search(" ".join(args.query), limit, args.types, args.statuses or ["active"])
+        query = " ".join(args.query)
+        hits = app.memory.search(query, limit, args.types, args.statuses or ["active"])
     finally:
         app.close()
     if args.json:
-        emit_json({"query": " ".join(args.query), "hits": [dataclasses.asdict(h) for h in hits],
+        emit_json({"query": query, "hits": [dataclasses.asdict(h) for h in hits],
                    "warnings": outcome.warnings})
         return 0
     warn(outcome.warnings)

@@ -1,0 +1,79 @@
+"""Many processes writing one vault, and writers killed at random points."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loremap.vault.layout import Vault
+
+WRITER = Path(__file__).with_name("writer.py")
+
+
+def spawn(*args: str, stdout: int | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(WRITER), *args], stdout=stdout,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+@pytest.mark.slow
+def test_four_processes_times_200_remember_calls_give_800_notes(project, cli):
+    workers = [spawn("concurrent", str(project), str(w), "200") for w in range(4)]
+    for proc in workers:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    files = list((project / ".loremap" / "notes").glob("*.md"))
+    assert len(files) == 800
+    shared = {p.stem for p in files if p.stem.startswith("gotcha-shared-title")}
+    assert shared == {"gotcha-shared-title"} | {f"gotcha-shared-title-{n}" for n in
+                                                 range(2, 401)}
+    listed = json.loads(cli("list", "--json").out)
+    assert len(listed["notes"]) == 800 and listed["warnings"] == []
+    doctor = json.loads(cli("doctor", "--json").out)
+    assert doctor["ok"], doctor
+    index = [f for f in doctor["findings"] if f["check"] == "index"]
+    assert index[0]["message"] == "index matches the vault"
+    assert not list((project / ".loremap" / "notes").glob(".*.tmp"))
+
+
+def check_not_torn(vault: Vault) -> int:
+    """Every note file parses and its body is one whole payload; return how many there are."""
+    files = vault.scan()
+    for file in files:
+        body = vault.load(file).note.body
+        first, last = body.splitlines()[0], body.splitlines()[-1]
+        assert first.startswith("payload ") and last == "end " + first.removeprefix("payload ")
+    return len(files)
+
+
+@pytest.mark.slow
+def test_a_writer_killed_at_random_points_never_leaves_a_torn_note(project, cli):
+    rng = random.Random(20261130)
+    vault = Vault(project / ".loremap", "project", 262144, 5.0)
+    kills = 0
+    for seed in range(50):
+        proc = spawn("crash", str(project), str(seed), stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        for _ in range(rng.randint(0, 4)):
+            if not proc.stdout.readline():
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        assert proc.stderr is not None
+        proc.stderr.close()
+        kills += proc.returncode == -signal.SIGKILL
+        assert check_not_torn(vault) > 0 or seed == 0
+        fixed = cli("doctor", "--fix", "--json")
+        after = json.loads(cli("doctor", "--json").out)
+        assert after["ok"], (fixed.out, after)
+        assert not vault.temp_files()
+    assert kills >= 45  # nearly every writer was killed mid-run, not after finishing
+    notes = json.loads(cli("list", "--json").out)["notes"]
+    assert len(notes) == len(vault.scan())
