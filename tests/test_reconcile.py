@@ -68,3 +68,29 @@ def test_changing_languages_rebuilds_the_index(project, cli):
     assert any("languages changed from en to pt,en" in w
                for w in json.loads(result.out)["warnings"])
     assert ids_of(cli, "arredondado") == ["gotcha-arredondamento"]
+
+
+def test_a_same_size_edit_within_the_same_clock_tick_is_still_seen(project, cli):
+    cli("remember", "-t", "gotcha", "--title", "Tax rounding", "-m", "Round per invoice.")
+    path = project / ".loremap" / "notes" / "gotcha-tax-rounding.md"
+    before = path.stat()
+    assert ids_of(cli, "invoice") == ["gotcha-tax-rounding"]
+    path.write_text(path.read_text(encoding="utf-8").replace("invoice", "receipt"),
+                    encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime
+    assert path.stat().st_size == before.st_size
+    assert ids_of(cli, "receipt") == ["gotcha-tax-rounding"]
+
+
+def test_an_unchanged_vault_is_checked_without_reading_index_rows(project, cli, monkeypatch):
+    cli("remember", "-t", "gotcha", "--title", "Tax rounding", "-m", "Round per invoice.")
+    path = project / ".loremap" / "notes" / "gotcha-tax-rounding.md"
+    os.utime(path, ns=(10**18, 10**18))  # an old, settled file: not racy
+    assert ids_of(cli, "invoice") == ["gotcha-tax-rounding"]
+    import loremap.store.sqlite.store as store
+
+    def forbidden(self):
+        raise AssertionError("note_stamps read although the vault signature matched")
+
+    monkeypatch.setattr(store.SqliteStore, "note_stamps", forbidden)
+    assert ids_of(cli, "invoice") == ["gotcha-tax-rounding"]

@@ -11,22 +11,68 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import hashlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loremap.errors import InvalidInput, MalformedNote, NotFound, SecretFound
+from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, SecretFound
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
-from loremap.model import Hit, IndexedNote, Link, Note, NoteType, Relation, Source, Status, check_id
+from loremap.model import (
+    Hit,
+    IndexedNote,
+    Link,
+    Note,
+    NoteStamp,
+    NoteType,
+    Relation,
+    Source,
+    Status,
+    check_id,
+)
 from loremap.store import Store
 from loremap.text import Analyzer
 from loremap.vault import fs
 from loremap.vault.ids import check_title, new_id
-from loremap.vault.layout import LoadedNote, Vault
-from loremap.vault.secrets import redact, scan
+from loremap.vault.layout import LoadedNote, NoteFile, Vault
 
 Clock = Callable[[], dt.datetime]
+_SIGNATURE = "vault.signature"
+# File times come from a coarse clock: a file rewritten within the same tick with the same size
+# keeps its stat. As git does with "racily clean" entries, a stat this recent is not trusted.
+_RACY_NS = 2_000_000_000
+
+
+def _stamp(mtime_ns: int) -> int:
+    """The mtime to record for a file: 0 (always re-hash next time) while it is racy."""
+    return 0 if time.time_ns() - mtime_ns < _RACY_NS else mtime_ns
+
+
+def _signature(scans: list[tuple[Vault, list[NoteFile]]]) -> str | None:
+    """A digest of every note file's stat, or None while any of them is racy."""
+    now = time.time_ns()
+    parts = []
+    for vault, files in scans:
+        for f in files:
+            if now - f.mtime_ns < _RACY_NS:
+                return None
+            parts.append(f"{vault.scope}/{f.id}:{f.mtime_ns}:{f.size}")
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+@dataclass
+class Changes:
+    """What reconciliation would do: files to (re)index, stats to refresh, rows to drop."""
+
+    upserts: list[LoadedNote] = field(default_factory=list)
+    touches: list[tuple[str, int, int]] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+    seen: dict[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.upserts or self.touches or self.deletes)
 
 
 def utc_now() -> dt.datetime:
@@ -97,15 +143,17 @@ class Memory:
 
     # --- reconcile --------------------------------------------------------------------------
 
-    def changes(self, indexed: dict[str, IndexedNote], warnings: list[str]
-                ) -> tuple[list[LoadedNote], list[tuple[str, int, int]], list[str], dict[str, str]]:
-        """What differs between the vault files and `indexed`: (to upsert, to touch, to delete,
-        id -> scope of every readable note). Unreadable files are skipped with a warning."""
-        upserts: list[LoadedNote] = []
-        touches: list[tuple[str, int, int]] = []
-        seen: dict[str, str] = {}
-        for vault in self.vaults:
-            for file in vault.scan():
+    def scan(self) -> list[tuple[Vault, list[NoteFile]]]:
+        return [(vault, vault.scan()) for vault in self.vaults]
+
+    def changes(self, indexed: Mapping[str, NoteStamp], warnings: list[str],
+                scans: list[tuple[Vault, list[NoteFile]]] | None = None) -> Changes:
+        """What differs between the vault files and `indexed`. Unreadable files are skipped
+        with a warning (and leave the index)."""
+        found = Changes()
+        seen = found.seen
+        for vault, files in self.scan() if scans is None else scans:
+            for file in files:
                 if file.id in seen:
                     warnings.append(f"{vault.display(file.path)}: id '{file.id}' also exists in "
                                     f"the {seen[file.id]} vault; this copy is ignored")
@@ -113,7 +161,7 @@ class Memory:
                 row = indexed.get(file.id)
                 if (row is not None and row.scope == vault.scope and row.size == file.size
                         and row.mtime_ns == file.mtime_ns):
-                    seen[file.id] = vault.scope
+                    seen[file.id] = vault.scope  # unchanged stat: trust the index
                     continue
                 try:
                     loaded = vault.load(file)
@@ -124,52 +172,75 @@ class Memory:
                 seen[file.id] = vault.scope
                 if (row is not None and row.scope == vault.scope
                         and row.content_hash == loaded.content_hash):
-                    touches.append((file.id, loaded.file.mtime_ns, loaded.file.size))
+                    found.touches.append((file.id, _stamp(loaded.file.mtime_ns),
+                                          loaded.file.size))
                 else:
-                    upserts.append(loaded)
-        deletes = sorted(set(indexed) - set(seen))
-        return upserts, touches, deletes, seen
+                    found.upserts.append(loaded)
+        found.deletes = sorted(set(indexed) - set(seen))
+        return found
 
     def _scope_of(self, loaded: LoadedNote) -> tuple[str, str]:
         for vault in self.vaults:
-            if loaded.file.path.parent == vault.notes_dir:
+            if loaded.file.directory == vault.notes_dir:
                 return vault.scope, vault.display(loaded.file.path)
         raise AssertionError(loaded.file.path)  # pragma: no cover
 
     def _index(self, loaded: LoadedNote) -> None:
+        """Index one note file (inside a write transaction); the stat signature is void now."""
+        self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
         self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
-                               loaded.file.mtime_ns, loaded.file.size)
+                               _stamp(loaded.file.mtime_ns), loaded.file.size)
 
     def reconcile(self) -> Outcome:
-        """Bring the index in line with the vault files; cheap when nothing changed."""
+        """Bring the index in line with the vault files; cheap when nothing changed.
+
+        Every command that reads runs this first. One stat per note file is the floor (an
+        editor may rewrite a file in place, which leaves its directory untouched); when the
+        stats hash to the signature recorded after the last clean pass, the index rows are not
+        even read.
+        """
         out = Outcome()
+        scans = self.scan()
+        signature = _signature(scans)
+        if signature is not None and self.store.meta(_SIGNATURE) == signature:
+            return out
         probe: list[str] = []
-        upserts, touches, deletes, _ = self.changes(self.store.indexed_notes(), probe)
-        if not (upserts or touches or deletes):
+        found = self.changes(self.store.note_stamps(), probe, scans)
+        if not found:
             out.warnings = probe
+            if signature is not None and not probe:
+                self._record_signature(signature)
             return out
         with self._locked(self.vaults), self.store.write():
-            upserts, touches, deletes, _ = self.changes(self.store.indexed_notes(),
-                                                         out.warnings)
-            for loaded in upserts:
+            scans = self.scan()
+            found = self.changes(self.store.note_stamps(), out.warnings, scans)
+            for loaded in found.upserts:
                 self._index(loaded)
-            for note_id, mtime_ns, size in touches:
+            for note_id, mtime_ns, size in found.touches:
                 self.store.touch_note(note_id, mtime_ns, size)
-            for note_id in deletes:
+            for note_id in found.deletes:
                 self.store.delete_note(note_id)
-        out.counts = {"updated": len(upserts), "removed": len(deletes)}
+            signature = None if out.warnings else _signature(scans)
+            self.store.set_meta(_SIGNATURE, signature or "")
+        out.counts = {"updated": len(found.upserts), "removed": len(found.deletes)}
         return out
+
+    def _record_signature(self, signature: str) -> None:
+        """Trigger: the index matched the vault. Why: the next command can skip the row check.
+        Outcome: store the stat signature, unless another writer holds the index right now."""
+        with contextlib.suppress(IndexLocked), self.store.write():
+            self.store.set_meta(_SIGNATURE, signature)
 
     def rebuild(self) -> Outcome:
         """Drop the index and rebuild it from the vault files alone."""
         out = Outcome()
         with self._locked(self.vaults), self.store.write():
             self.store.clear()
-            upserts, _, _, _ = self.changes({}, out.warnings)
-            for loaded in upserts:
+            found = self.changes({}, out.warnings)
+            for loaded in found.upserts:
                 self._index(loaded)
-        out.counts = {"indexed": len(upserts), "skipped": len(out.warnings)}
+        out.counts = {"indexed": len(found.upserts), "skipped": len(out.warnings)}
         return out
 
     def rewrite(self, vault: Vault, note: Note) -> None:
@@ -248,6 +319,7 @@ class Memory:
         return out
 
     def _quarantine(self, note: Note, out: Outcome) -> Note:
+        from loremap.vault.secrets import redact, scan
         kinds: list[str] = []
 
         def clean(text: str) -> str:
@@ -335,6 +407,7 @@ class Memory:
         with self._locked([vault]), self.store.write():
             if purge:
                 vault.delete(note_id)
+                self.store.set_meta(_SIGNATURE, "")
                 self.store.delete_note(note_id)
                 out.counts = {"purged": 1}
                 return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loremap.model.hit import Hit
-from loremap.model.index import Edge, IndexedNote
+from loremap.model.index import Edge, IndexedNote, NoteStamp
 from loremap.model.note import (
     MAX_ID_LENGTH,
     Link,
@@ -20,6 +20,7 @@ __all__ = [
     "Edge",
     "Hit",
     "IndexedNote",
+    "NoteStamp",
     "Link",
     "Note",
     "NoteType",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +20,15 @@ class IndexedNote:
     content_hash: str
     mtime_ns: int
     size: int
+
+
+class NoteStamp(NamedTuple):
+    """The part of a note row that reconciliation compares with a file's stat and hash."""
+
+    scope: str
+    mtime_ns: int
+    size: int
+    content_hash: str
 
 
 @dataclass(frozen=True, slots=True)

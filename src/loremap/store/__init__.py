@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from loremap.model import Edge, Hit, IndexedNote, Note
+from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
 
 SCHEMA_VERSION = 1
 
@@ -33,7 +33,9 @@ class Store(Protocol):
         """Drop every row (inside `write()`), leaving an empty index of the current schema."""
         ...
 
-    def indexed_notes(self) -> dict[str, IndexedNote]: ...
+    def note_stamps(self) -> dict[str, NoteStamp]:
+        """id -> (scope, mtime_ns, size, content_hash) of every note row, for reconciliation."""
+        ...
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
                     size: int) -> None: ...

@@ -57,7 +57,7 @@ _DIACRITICS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\
 # one part (a two-letter `AE` would look like an acronym to the camel-case rule).
 _UNDECOMPOSED = str.maketrans(
     {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th",
-     "ı": "i", "ħ": "h", "ŧ": "t"}
+     "ı": "i", "ħ": "h", "ŧ": "t", "ĸ": "q", "ŋ": "ng"}
 )  # fmt: skip
 _ASCII_LETTERS = frozenset(string.ascii_lowercase)
 # ASCII characters that can never be inside a chunk become spaces, so one C-level `split()` cuts
@@ -148,8 +148,8 @@ class _Memo(dict[str, tuple[str, ...]]):
         if part in self._stopwords or (len(part) == 1 and part in _ASCII_LETTERS):
             return ()
         # Only `\w` characters get here, never a lone surrogate, so the stemmer's UTF-8
-        # encoding cannot fail.
-        return (self._stem(part),)
+        # encoding cannot fail; `or part` guards the (never seen) empty stem.
+        return (self._stem(part) or part,)
 
 
 class Analyzer:

@@ -9,8 +9,8 @@ Method (parameters fitted against cl100k_base):
 
 - one token per pre-tokenizer piece: a word with its leading space or punctuation mark, a run of
   up to three digits, a punctuation run, a whitespace run, an English contraction suffix;
-- a letter run of 10 or more letters costs one more token per further 2 letters (long words and
-  identifiers are rarely one token);
+- a run of L >= 10 letters costs (L - 8) // 2 more (long words and identifiers are rarely one
+  token);
 - a punctuation run costs a token per 2 characters (`->`, `()`, `==` are single tokens; `*/);`
   is not);
 - every UTF-8 byte beyond the first of a character adds 0.4 of a token (accented, Cyrillic and
@@ -21,7 +21,8 @@ ratio is 0.98-1.04 for English prose, Markdown, Python, C and JavaScript, and 91
 land within 15% (JavaScript 80%: minified lines and data blobs go low). Japanese and Chinese are
 right on average (+-10-18% per sample); Portuguese and Spanish come out ~16% low, Russian ~18%
 high. Claude's tokenizer spends somewhat more tokens than cl100k on the same text, so a budget
-built on this estimate should keep some headroom. Appending text never lowers the estimate.
+built on this estimate should keep some headroom. Appending text never lowers the estimate (a
+property test checks it).
 """
 
 from __future__ import annotations

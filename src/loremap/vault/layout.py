@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,6 @@ from pathlib import Path
 from loremap.errors import InvalidInput, MalformedNote, SecretFound
 from loremap.model import Note, check_id
 from loremap.vault import fs
-from loremap.vault.secrets import scan
 
 NOTES_DIR = "notes"
 HANDOFFS_DIR = "handoffs"
@@ -31,9 +31,14 @@ class NoteFile:
     """A note file as seen by a directory scan: enough to decide whether to re-read it."""
 
     id: str
-    path: Path
+    directory: Path
     mtime_ns: int
     size: int
+
+    @property
+    def path(self) -> Path:
+        # Built on demand: scans see thousands of files and re-read only the changed ones.
+        return self.directory / f"{self.id}.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +87,9 @@ class Vault:
     def scan(self) -> list[NoteFile]:
         """Every `notes/*.md` file (hidden temp files skipped), sorted by id."""
         out: list[NoteFile] = []
+        directory = self.notes_dir
         try:
-            entries = list(os.scandir(self.notes_dir))
+            entries = list(os.scandir(directory))
         except FileNotFoundError:
             return out
         for entry in entries:
@@ -94,8 +100,8 @@ class Vault:
                 st = entry.stat()
             except FileNotFoundError:
                 continue
-            if entry.is_file():
-                out.append(NoteFile(name[:-3], Path(entry.path), st.st_mtime_ns, st.st_size))
+            if stat.S_ISREG(st.st_mode):
+                out.append(NoteFile(name[:-3], directory, st.st_mtime_ns, st.st_size))
         out.sort(key=lambda f: f.id)
         return out
 
@@ -127,13 +133,13 @@ class Vault:
             raise MalformedNote(shown, f"id '{note.id}' does not match the file name "
                                 f"'{file.id}.md'", 2)
         st = file.path.stat()
-        fresh = NoteFile(file.id, file.path, st.st_mtime_ns, st.st_size)
+        fresh = NoteFile(file.id, file.directory, st.st_mtime_ns, st.st_size)
         return LoadedNote(note, fresh, content_hash(data))
 
     def read(self, note_id: str) -> LoadedNote:
         path = self.path_for(note_id)
         st = path.stat()
-        return self.load(NoteFile(note_id, path, st.st_mtime_ns, st.st_size))
+        return self.load(NoteFile(note_id, path.parent, st.st_mtime_ns, st.st_size))
 
     def display(self, path: Path) -> str:
         """A short path for messages: relative to the vault's parent when possible."""
@@ -145,6 +151,7 @@ class Vault:
     def render(self, note: Note) -> bytes:
         """The bytes of `note`'s file, refused if the body is too big or holds a secret."""
         from loremap.vault.frontmatter import render_note
+        from loremap.vault.secrets import scan
 
         body_bytes = len(note.body.encode("utf-8", "surrogatepass"))
         if body_bytes > self.max_note_bytes:
@@ -170,7 +177,7 @@ class Vault:
         path = self.path_for(note.id)
         fs.atomic_write(path, data)
         st = path.stat()
-        return LoadedNote(note, NoteFile(note.id, path, st.st_mtime_ns, st.st_size),
+        return LoadedNote(note, NoteFile(note.id, path.parent, st.st_mtime_ns, st.st_size),
                           content_hash(data))
 
     def delete(self, note_id: str) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from loremap.errors import IndexLocked, StoreError
-from loremap.model import Edge, Hit, IndexedNote, Note
+from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
 from loremap.store.sqlite import schema
 from loremap.text import Analyzer
 
@@ -116,9 +116,10 @@ class SqliteStore:
 
     # --- notes ------------------------------------------------------------------------------
 
-    def indexed_notes(self) -> dict[str, IndexedNote]:
-        rows = self.conn.execute(f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'")
-        return {row[0]: IndexedNote(*row) for row in rows}
+    def note_stamps(self) -> dict[str, NoteStamp]:
+        rows = self.conn.execute(
+            "SELECT id, scope, mtime_ns, size, content_hash FROM nodes WHERE kind = 'note'")
+        return {row[0]: NoteStamp(row[1], row[2], row[3], row[4]) for row in rows}
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
                     size: int) -> None:

@@ -1,0 +1,246 @@
+"""Behaviour of the search analyzer (loremap.text) and the token estimate used for budgets."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loremap.errors import InvalidInput
+from loremap.text import Analyzer, estimate_tokens
+from loremap.text.stopwords import STOPWORDS, stopwords_for
+
+ASCII_TOKEN = re.compile(r"[a-z0-9_]+")
+WORD_TOKEN = re.compile(r"\w+")
+
+# cl100k_base counts for these two texts, measured once with a real tokenizer.
+PROSE = (
+    "The session cookie is refreshed on every request, so a user who keeps the tab open never "
+    "sees the login page again. We decided against sliding expiry for API tokens because the "
+    "mobile client caches them for days; see the note on token rotation before changing this."
+)
+PROSE_CL100K = 51
+CODE = (
+    "def apply_coupon(cart: Cart, code: str) -> Decimal:\n"
+    '    """Return the cart total after the coupon `code`, never below zero."""\n'
+    '    rate = RATES.get(code.upper(), Decimal("0"))\n'
+    "    if rate <= 0:\n"
+    '        raise InvalidCoupon(f"unknown coupon {code!r}")\n'
+    '    return max(cart.total * (1 - rate), Decimal("0"))\n'
+)
+CODE_CL100K = 78
+
+
+EN_PT = Analyzer(("en", "pt"))
+
+
+@pytest.fixture(scope="module")
+def en() -> Analyzer:
+    return Analyzer()
+
+
+# --- splitting identifiers -------------------------------------------------------------------
+
+
+def test_camel_case_emits_the_compound_then_stemmed_parts(en: Analyzer) -> None:
+    assert en.tokens("applyCoupon") == ["apply_coupon", "appli", "coupon"]
+
+
+def test_an_acronym_ends_before_the_next_capitalised_word(en: Analyzer) -> None:
+    assert en.tokens("HTTPServerError") == ["http_server_error", "http", "server", "error"]
+
+
+def test_snake_case_keeps_the_identifier_and_its_parts(en: Analyzer) -> None:
+    assert en.tokens("max_note_bytes") == ["max_note_bytes", "max", "note", "byte"]
+
+
+def test_kebab_case_compounds_with_an_underscore(en: Analyzer) -> None:
+    assert en.tokens("session-cookies") == ["session_cookies", "session", "cooki"]
+
+
+def test_a_path_yields_each_segment_and_a_compound_for_the_file_name(en: Analyzer) -> None:
+    assert en.tokens("src/auth/login.ts") == ["src", "auth", "login_ts", "login", "ts"]
+
+
+def test_windows_backslashes_separate_path_segments_too(en: Analyzer) -> None:
+    assert en.tokens(r"src\auth\login.ts") == en.tokens("src/auth/login.ts")
+
+
+def test_digit_runs_split_from_letters_and_survive(en: Analyzer) -> None:
+    assert en.tokens("sha256sum") == ["sha_256_sum", "sha", "256", "sum"]
+
+
+def test_a_single_letter_part_is_dropped_but_stays_in_the_compound(en: Analyzer) -> None:
+    assert en.tokens("v2") == ["v_2", "2"]
+
+
+def test_every_spelling_of_an_identifier_shares_its_compound(en: Analyzer) -> None:
+    spellings = ["applyCoupon", "apply_coupon", "apply-coupon", "ApplyCoupon", "APPLY_COUPON"]
+    assert {en.tokens(s)[0] for s in spellings} == {"apply_coupon"}
+
+
+def test_compounds_are_neither_stemmed_nor_dropped_as_stopwords(en: Analyzer) -> None:
+    assert en.tokens("doesNotExist") == ["does_not_exist", "exist"]
+    assert en.tokens("running-tests") == ["running_tests", "run", "test"]
+
+
+def test_punctuation_around_code_does_not_change_the_tokens(en: Analyzer) -> None:
+    assert en.tokens("(applyCoupon), `src/auth/login.ts`.") == en.tokens(
+        "applyCoupon src/auth/login.ts"
+    )
+
+
+def test_separators_alone_make_no_tokens(en: Analyzer) -> None:
+    assert en.tokens("__init__ --dry-run ... // -> ::") == ["init", "dry_run", "dri", "run"]
+
+
+def test_tokens_keep_text_order_and_duplicates(en: Analyzer) -> None:
+    assert en.tokens("cache miss, cache hit, cache") == ["cach", "miss", "cach", "hit", "cach"]
+
+
+def test_terms_are_the_distinct_tokens_in_first_seen_order(en: Analyzer) -> None:
+    assert en.terms("cache miss, cache hit, applyCoupon cache") == [
+        "cach", "miss", "hit", "apply_coupon", "appli", "coupon",
+    ]  # fmt: skip
+
+
+# --- folding, scripts, stopwords, stemming ---------------------------------------------------
+
+
+def test_accents_fold_to_ascii(en: Analyzer) -> None:
+    assert en.tokens("Café") == ["cafe"]
+    assert en.tokens("ação AÇÃO") == ["acao", "acao"]
+    assert en.tokens("naïve Ærø straße Łódź") == ["naiv", "aero", "strass", "lodz"]
+
+
+def test_compatibility_forms_fold_to_their_plain_letters(en: Analyzer) -> None:
+    assert en.tokens("ﬁle Ｆｕｌｌ") == ["file", "full"]
+
+
+def test_cyrillic_greek_and_cjk_survive_as_lowercase_words(en: Analyzer) -> None:
+    assert en.tokens("Привет МИР") == ["привет", "мир"]
+    assert en.tokens("Ελληνικά") == ["ελληνικα"]
+    assert en.tokens("中文 日本語のテキスト 한국어 中") == [
+        "中文",
+        "日本語のテキスト",
+        "한국어",
+        "中",
+    ]
+
+
+def test_kana_keeps_its_voicing_marks(en: Analyzer) -> None:
+    assert en.tokens("がぎぐ") == ["がぎぐ"]
+
+
+def test_english_stopwords_are_dropped_by_default(en: Analyzer) -> None:
+    assert en.tokens("the cookie is not in the jar") == ["cooki", "jar"]
+
+
+def test_stopwords_of_every_configured_language_are_dropped() -> None:
+    analyzer = Analyzer(("pt", "en"))
+    assert analyzer.tokens("não é o cookie of the jar") == ["cooki", "jar"]
+
+
+def test_contraction_pieces_are_stopwords(en: Analyzer) -> None:
+    assert en.tokens("don't, isn't, we'll") == []
+
+
+def test_stopword_lists_are_folded_ascii_lowercase() -> None:
+    for language, words in STOPWORDS.items():
+        assert all(ASCII_TOKEN.fullmatch(w) for w in words), language
+    assert {"nao", "voce", "esta"} <= STOPWORDS["pt"]
+    assert {"mas", "tambien", "estan"} <= STOPWORDS["es"]
+
+
+def test_stopwords_for_unions_languages_and_ignores_unknown_ones() -> None:
+    assert stopwords_for(["en", "pt"]) == STOPWORDS["en"] | STOPWORDS["pt"]
+    assert stopwords_for(["Spanish"]) == STOPWORDS["es"]
+    assert stopwords_for(["de"]) == frozenset()
+
+
+def test_english_is_the_default_stemmer(en: Analyzer) -> None:
+    assert en.tokens("running runs run") == ["run", "run", "run"]
+
+
+def test_the_first_language_picks_the_stemmer() -> None:
+    assert Analyzer(("pt", "en")).tokens("configurações") == ["configuraco"]
+    assert Analyzer(("es",)).tokens("corriendo") == ["corr"]
+
+
+def test_an_unknown_language_is_refused_with_the_valid_names() -> None:
+    with pytest.raises(InvalidInput, match="unknown language 'klingon'.*english") as caught:
+        Analyzer(("klingon",))
+    assert "\n" not in str(caught.value)
+
+
+def test_no_language_is_refused() -> None:
+    with pytest.raises(InvalidInput):
+        Analyzer(())
+
+
+# --- robustness ------------------------------------------------------------------------------
+
+
+def test_nul_bytes_and_lone_surrogates_are_separators(en: Analyzer) -> None:
+    assert en.tokens("cookie\x00jar\ud800cache\udfff") == ["cooki", "jar", "cach"]
+    assert en.tokens("\ud800") == []
+
+
+def test_empty_and_blank_text_have_no_tokens(en: Analyzer) -> None:
+    assert en.tokens("") == []
+    assert en.tokens(" \t\n ") == []
+    assert en.terms("") == []
+
+
+def test_analysis_is_deterministic_across_instances() -> None:
+    text = f"{PROSE}\n{CODE}"
+    assert Analyzer().tokens(text) == Analyzer().tokens(text) == Analyzer().tokens(text)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.text(st.characters(exclude_categories=())))
+def test_tokens_never_raise_and_are_lowercase_words(text: str) -> None:
+    tokens = EN_PT.tokens(text)
+    assert all(WORD_TOKEN.fullmatch(t) and t == t.lower() for t in tokens)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.text(st.characters(max_codepoint=0x17F, exclude_characters="µŉ", exclude_categories=())))
+def test_european_latin_text_gives_ascii_tokens(text: str) -> None:
+    # Latin-1 and Latin Extended-A: every letter Western and Central European languages use.
+    # Left out: the micro sign (it folds to Greek mu) and the deprecated ŉ.
+    assert all(ASCII_TOKEN.fullmatch(t) for t in EN_PT.tokens(text))
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.lists(st.text(st.characters(exclude_categories=()), max_size=12), max_size=8))
+def test_whitespace_joined_texts_analyse_as_the_concatenation(words: list[str]) -> None:
+    pieces = [EN_PT.tokens(w) for w in words]
+    assert EN_PT.tokens(" ".join(words)) == [t for piece in pieces for t in piece]
+
+
+# --- token estimate --------------------------------------------------------------------------
+
+
+def test_the_empty_string_costs_no_tokens() -> None:
+    assert estimate_tokens("") == 0
+
+
+def test_estimate_of_english_prose_is_within_fifteen_percent_of_cl100k() -> None:
+    assert abs(estimate_tokens(PROSE) - PROSE_CL100K) <= 0.15 * PROSE_CL100K
+
+
+def test_estimate_of_python_code_is_within_fifteen_percent_of_cl100k() -> None:
+    assert abs(estimate_tokens(CODE) - CODE_CL100K) <= 0.15 * CODE_CL100K
+
+
+def test_non_ascii_text_costs_more_than_its_character_count_suggests() -> None:
+    assert estimate_tokens("日本語のテキスト") > estimate_tokens("nihongo")
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.text(st.characters(exclude_categories=())), st.text(st.characters(exclude_categories=())))
+def test_appending_text_never_lowers_the_estimate(prefix: str, suffix: str) -> None:
+    assert estimate_tokens(prefix + suffix) >= estimate_tokens(prefix)
