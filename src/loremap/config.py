@@ -11,7 +11,6 @@ logs, caches) under one directory, which is also what the tests do to stay away 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,6 +234,8 @@ def head_commit(root: Path) -> str | None:
             return sha[:7]
     except OSError:
         pass
+    import subprocess
+
     try:
         out = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=root,
                              capture_output=True, text=True, timeout=5, check=False)
