@@ -21,3 +21,8 @@ def lines(text_lines: Iterable[str]) -> None:
 def warn(messages: Iterable[str]) -> None:
     for message in messages:
         print(f"loremap: warning: {message}", file=sys.stderr)
+
+
+def count(n: int, noun: str) -> str:
+    """`1 note`, `3 notes`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

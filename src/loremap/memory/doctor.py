@@ -98,8 +98,9 @@ def _check_index(memory: Memory, fix: bool) -> list[Finding]:
     if found.upserts or found.deletes:
         if fix:
             memory.reconcile()
-        out.append(Finding("error", "index", f"index is stale: {len(found.upserts)} notes new "
-                           f"or changed, {len(found.deletes)} gone from the vault", fixed=fix))
+        out.append(Finding("error", "index", f"index is stale: {len(found.upserts)} new or "
+                           f"changed note file(s), {len(found.deletes)} row(s) of deleted files",
+                           fixed=fix))
     elif found.touches:
         memory.reconcile()  # only file times moved; refreshing them is not a repair
         out.append(Finding("ok", "index", "index matches the vault"))

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 
 from loremap.app import App
-from loremap.cli.output import emit_json, lines
+from loremap.cli.output import count, emit_json, lines
 from loremap.memory.doctor import diagnose
 from loremap.store.sqlite import fts5_available
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         lines([f"{_MARK[f.level]}  {f.check}: {f.message}{' (fixed)' if f.fixed else ''}"])
     if open_problems:
         hint = "" if args.fix else "; `loremap doctor --fix` repairs what it can"
-        lines([f"{len(open_problems)} problem(s){hint}"])
+        lines([f"{count(len(open_problems), 'problem')}{hint}"])
         return 1
-    lines([f"no errors ({len(warnings)} warning(s))" if warnings else "all good"])
+    lines([f"no errors ({count(len(warnings), 'warning')})" if warnings else "all good"])
     return 0

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from loremap.app import init_project
-from loremap.cli.output import emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, warn
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
             lines([f"Initialised loremap in {app.loremap_dir}", f"  created: {', '.join(created)}"])
         else:
             lines([f"loremap is already set up in {app.loremap_dir} (nothing to create)"])
-        lines([f"  indexed {notes} notes into {app.index_path.name}",
+        lines([f"  indexed {count(notes, 'note')} into {app.index_path.name}",
                "Next: `loremap remember --type decision --title \"...\" -m \"...\"`, "
                "then `loremap search ...`"])
         return 0

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 
 from loremap.app import App
-from loremap.cli.output import emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, warn
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
         scope = " (personal)" if n.scope == "personal" else ""
         date = (n.recorded_at or "")[:10]
         lines([f"{n.id:<{width}}  {date:<10}  {n.title}{flag}{scope}"])
-    lines([f"({len(notes)} notes)"])
+    lines([f"({count(len(notes), 'note')})"])
     return 0

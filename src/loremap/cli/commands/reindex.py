@@ -6,7 +6,7 @@ import argparse
 import time
 
 from loremap.app import App
-from loremap.cli.output import emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, warn
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,6 +23,6 @@ def run(args: argparse.Namespace) -> int:
         emit_json(data)
         return 0
     warn(outcome.warnings)
-    lines([f"rebuilt the index from the vault: {data['indexed']} notes indexed, "
-           f"{data['skipped']} skipped, in {seconds:.2f} s"])
+    lines([f"rebuilt the index from the vault: {count(outcome.counts['indexed'], 'note')} "
+           f"indexed, {outcome.counts['skipped']} skipped, in {seconds:.2f} s"])
     return 0

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 
 from loremap.app import App
-from loremap.cli.output import emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, warn
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
         lines([f"[{hit.type}] {hit.title}{flag} — {hit.path}"])
         if hit.snippet:
             lines([f"  {hit.snippet}"])
-    lines([f"({len(hits)} notes)"])
+    lines([f"({count(len(hits), 'note')})"])
     return 0
