@@ -239,3 +239,15 @@ def test_reindex_replaces_an_index_from_a_newer_loremap(seeded, cli):
     assert result.code == 0, result.err
     assert json.loads(result.out)["indexed"] == 1
     assert cli("list").code == 0
+
+
+def test_a_secret_in_a_quarantined_title_does_not_reach_the_id_or_file_name(seeded, cli):
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    result = cli("remember", "-t", "gotcha", "--title", f"Token {token}", "--quarantine",
+                 "-m", "x", "--json")
+    assert result.code == 0, result.err
+    note_id = json.loads(result.out)["id"]
+    assert "a1b2" not in note_id
+    for path in (seeded / ".loremap" / "notes").iterdir():
+        assert "a1b2" not in path.name.lower()
+        assert token not in path.read_text(encoding="utf-8")

@@ -295,20 +295,24 @@ class Memory:
 
     def remember(self, draft: Draft, personal: bool = False, quarantine: bool = False) -> Outcome:
         """Write a new note (and mark the note it supersedes), then index it."""
-        vault = self.personal if personal or self.project is None else self.project
-        if personal is False and self.project is None:
+        if not personal and self.project is None:
             raise InvalidInput("not in a loremap project: run `loremap init`, or pass --personal")
+        vault = self.personal if personal else self.project
+        assert vault is not None
         NoteType.parse(draft.type)
         check_title(draft.title)
         if draft.supersedes:
             check_id(draft.supersedes)
         out = Outcome()
+        redacted = False
+        if quarantine:  # before the id is made: the title must not leak into the file name
+            draft, redacted = self._redacted(draft, out)
         with self._locked([vault]), self.store.write():
             note_id = new_id(NoteType.parse(draft.type), draft.title, self._taken)
             now = self.clock()
             note = self._build(draft, note_id, now)
-            if quarantine:
-                note = self._quarantine(note, out)
+            if redacted:
+                note = dataclasses.replace(note, status=Status.QUARANTINED)
             old = self._superseded(vault, note, now, out)
             written = self._write_pair(vault, note, old)
             for loaded in written:
@@ -318,8 +322,10 @@ class Memory:
         out.paths.append(vault.display(vault.path_for(note.id)))
         return out
 
-    def _quarantine(self, note: Note, out: Outcome) -> Note:
+    def _redacted(self, draft: Draft, out: Outcome) -> tuple[Draft, bool]:
+        """`draft` with every secret replaced by `[REDACTED <kind>]`, and whether any was."""
         from loremap.vault.secrets import redact, scan
+
         kinds: list[str] = []
 
         def clean(text: str) -> str:
@@ -328,14 +334,15 @@ class Memory:
             return redact(text, found) if found else text
 
         cleaned = dataclasses.replace(
-            note, title=clean(note.title), body=clean(note.body),
-            files=tuple(clean(f) for f in note.files), tags=tuple(clean(t) for t in note.tags))
+            draft, title=clean(draft.title), body=clean(draft.body),
+            tags=[clean(t) for t in draft.tags],
+            links=[(rel, clean(target)) for rel, target in draft.links])
         if not kinds:
             out.warnings.append("--quarantine: no secret found; the note is stored as active")
-            return note
-        out.warnings.append(f"quarantined: redacted {', '.join(sorted(set(kinds)))}; the note "
-                            "is kept out of search until a person reviews it")
-        return dataclasses.replace(cleaned, status=Status.QUARANTINED)
+            return draft, False
+        out.warnings.append(f"quarantined: redacted {', '.join(sorted(set(kinds)))}; the "
+                            "note is kept out of search until a person reviews it")
+        return cleaned, True
 
     def _superseded(self, vault: Vault, note: Note, now: dt.datetime, out: Outcome) -> Note | None:
         if not note.supersedes:
