@@ -3,25 +3,28 @@
 Notes are markdown committed to git, so a token pasted into one is published with the repository.
 Every write path runs `scan` first and either refuses the text or stores it through `redact`.
 Notes are mostly prose *about* code, so a false alarm costs as much as a miss: provider tokens
-are recognised by their documented prefixes, and the generic "NAME = value" rule only fires when
-the value is neither a placeholder, a reference nor an identifier-shaped word.
+are recognised by their documented prefixes (and dropped when the body is `xxxx`, `EXAMPLE` or
+too uniform), and the generic "NAME = value" rule only fires on values that look made up.
 
 Generic assignment rule (`password/secret/token assignment`), decided here once:
-- the name must *end* in a secret word (`DB_PASSWORD`, `clientSecret`, `api-key`), so
-  `refreshTokenExpiry` or `password_hash` are never names;
+- the name must *end* in a secret word (`DB_PASSWORD`, `clientSecret`, `api-key`, `dbPass`), so
+  `refreshTokenExpiry`, `password_hash` or `bypass` are never names, nor is `AWS::IAM::AccessKey`;
 - the value is a quoted literal, or a bare word ended by whitespace, punctuation or the line end
   (so `get_token()` and `os.environ["X"]` are code, not values);
 - it is at least 8 characters, has no whitespace, contains a letter and a digit or symbol (plain
-  words, identifiers and digit-only ids are not secrets), is not a slug (`db-creds-v2`,
-  `settings.API_KEY_2`) and is not a placeholder (`${X}`, `$X`, `<x>`, `{{x}}`, `%s`, `xxxx`,
-  `****`, `changeme`, anything with "example", "your", "dummy", ...);
+  words, identifiers and digit-only ids are not secrets), is not a slug, dotted name, path, URL
+  or bare CamelCase type (`db-creds-v2`, `settings.API_KEY_2`, `/home/x`, `PKCS7KeyTypes`) and
+  is not a placeholder (`${X}`, `$X`, `<x>`, `{{x}}`, `%s`, `xxxx`, `****`, `changeme`, one
+  repeated character, anything containing "example", "your", "dummy", "fake", ...);
 - its Shannon entropy is at least 2.5 bits per character. Random secrets sit well above 3;
   2.5 keeps weak human passwords such as `hunter2hunter2` (2.8) and `P@ssw0rd` (2.75) while
   dropping patterned fillers such as `aaaa1111` (1.0) or `abcabc12` (2.25).
 
-A URL password is flagged whatever its length unless it is a placeholder or equals the user name
-(`postgres:postgres`, `guest:guest` are published defaults). For a URL or an assignment only the
-value is the finding's span, so redaction keeps `postgresql://app:[REDACTED ...]@db/x` readable.
+A URL password (`scheme://user:pw@host`) is flagged whatever its length unless it is one of the
+same placeholders (`password`, `***`, `$PW`, `${PW}`, `<pw>`...), equals the user name
+(`postgres:postgres`, `guest:guest` are published defaults) or the host is an RFC 2606
+documentation host (`example.com`, `*.test`). For a URL or an assignment only the value is the
+finding's span, so redaction keeps `postgresql://app:[REDACTED ...]@db/x` readable.
 """
 
 from __future__ import annotations
@@ -44,14 +47,14 @@ class SecretFinding:
 
 
 # (original text, match, finding start, finding end) -> is this a real finding?
-_Accept = Callable[[str, "re.Match[str]", int, int], bool]
+_Accept = Callable[[str, re.Match[str], int, int], bool]
 
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: str
     # Every pattern starts on a literal (or a class of rare capitals) so that `re` can skip
-    # ahead with a fast substring search: a clean 1 KB note scans in about ten microseconds.
+    # ahead with a fast substring search: a 1 KB note scans in about twenty microseconds.
     pattern: re.Pattern[str]
     accept: _Accept
     # Pattern and triggers see the lower-cased text (same offsets) instead of IGNORECASE,
@@ -80,7 +83,7 @@ _PLACEHOLDER_WORDS = frozenset(
 )  # fmt: skip
 _PLACEHOLDER_PARTS = (
     "example", "changeme", "change_me", "change-me", "placeholder", "your", "redacted", "dummy",
-    "sample", "xxxx", "****", "...", "<", ">", "{{", "}}", "${",
+    "sample", "mock", "fake", "xxxx", "****", "...", "<", ">", "{{", "}}", "${",
 )  # fmt: skip
 _TOKEN_PLACEHOLDER_PARTS = ("example", "xxxx", "****")
 _SYMBOLS = frozenset("!@#$%^&*+=?~|")
@@ -88,6 +91,11 @@ _SYMBOLS = frozenset("!@#$%^&*+=?~|")
 _LOCATORS = ("/", "./", "../", "~/", "arn:")
 
 _SLUG = re.compile(r"[A-Za-z]+\d{0,3}(?:[-_./:][A-Za-z]+\d{0,3})+")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_TYPE_NAME = re.compile(r"(?:[A-Z0-9]*[A-Z][a-z]{2,}\d*)+")
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/]{16}")
+_HOST = re.compile(r"[A-Za-z0-9.-]*")
+_DOC_HOSTS = ("example.com", "example.org", "example.net", ".example", ".invalid", ".test")
 _REFERENCE = re.compile(r"\$[\w{(]|%\(?\w*\)?[sdr]$|%\w+%$")
 _KEY_OWNER = re.compile(r"(?:api|access|private|secret|signing|encryption)[_-]?\Z")
 
@@ -174,7 +182,7 @@ def _is_secret_value(value: str) -> bool:
         return False
     if not any(ch.isdigit() or ch in _SYMBOLS for ch in value):
         return False
-    if _SLUG.fullmatch(value) or _is_placeholder(value):
+    if _SLUG.fullmatch(value) or _DOTTED_NAME.fullmatch(value) or _is_placeholder(value):
         return False
     return _entropy(value) >= _MIN_ENTROPY
 
@@ -199,7 +207,16 @@ def _aws_secret_ok(text: str, match: re.Match[str], start: int, end: int) -> boo
 def _url_password_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
     password = text[start:end]
     user_start, user_end = match.span("user")
+    host = _HOST.match(text, end + 1)
+    # RFC 2606 documentation hosts (example.com, *.test, ...) only ever carry examples.
+    if host is not None and host.group().lower().endswith(_DOC_HOSTS):
+        return False
     return password != text[user_start:user_end] and not _is_placeholder(password)
+
+
+def _pem_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
+    # A header alone (`-----BEGIN RSA PRIVATE KEY-----` quoted in prose or code) is no key.
+    return _PEM_BODY.search(text, text.index("-----", start + 5) + 5, end) is not None
 
 
 def _always(text: str, match: re.Match[str], start: int, end: int) -> bool:
@@ -207,7 +224,15 @@ def _always(text: str, match: re.Match[str], start: int, end: int) -> bool:
 
 
 def _assignment_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
-    return _is_secret_value(text[start:end])
+    name_start = match.start()
+    while name_start > 0 and (text[name_start - 1].isalnum() or text[name_start - 1] == "_"):
+        name_start -= 1
+    if text[max(0, name_start - 2) : name_start] == "::":  # `AWS::IAM::AccessKey` is a type
+        return False
+    value = text[start:end]
+    if match.group("bare") is not None and _TYPE_NAME.fullmatch(value):  # `key: PKCS7KeyType`
+        return False
+    return _is_secret_value(value)
 
 
 def _pass_assignment_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
@@ -216,21 +241,21 @@ def _pass_assignment_ok(text: str, match: re.Match[str], start: int, end: int) -
     name_start = match.start()
     if name_start > 0 and text[name_start - 1].islower():
         return False
-    return _is_secret_value(text[start:end])
+    return _assignment_ok(text, match, start, end)
 
 
 def _key_assignment_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
     # A bare `key:` is a YAML commonplace; only `api_key`, `accessKey`, `private-key`... count.
     name_start = match.start()
     owner = text[max(0, name_start - 12) : name_start].lower()
-    return _KEY_OWNER.search(owner) is not None and _is_secret_value(text[start:end])
+    return _KEY_OWNER.search(owner) is not None and _assignment_ok(text, match, start, end)
 
 
 _ASSIGNMENT_KIND = "password/secret/token assignment"
 
 # Order is priority: when two rules claim the same span, the earlier rule names it.
 _RULES = (
-    _Rule("private key block", _PEM, _always),
+    _Rule("private key block", _PEM, _pem_ok),
     _Rule("AWS secret access key", _AWS_SECRET, _aws_secret_ok, lowered=True, groups=("secret",)),
     _Rule("AWS access key id", _AWS_KEY_ID, _looks_random, word_start=True),
     _Rule("GitHub token", _GITHUB, _looks_random, word_start=True),
