@@ -199,3 +199,12 @@ def test_an_unexpected_error_exits_3_and_names_the_log(project, cli, monkeypatch
     log = isolated_home / "loremap" / "logs" / "loremap.log"
     assert str(log) in result.err
     assert "disk on fire" in log.read_text(encoding="utf-8")
+
+
+def test_show_json_carries_unknown_keys_and_hashes(project, cli):
+    (project / ".loremap" / "notes" / "procedure-deploy.md").write_text(
+        "---\nid: procedure-deploy\ntype: procedure\ntitle: Deploy\nsuccesses: 4\n"
+        "file_hashes: {src/auth/login.ts: abc123}\n---\nRun make deploy.\n", encoding="utf-8")
+    note = json.loads(cli("show", "procedure-deploy", "--json").out)["note"]
+    assert note["extra"] == {"successes": 4}
+    assert note["file_hashes"] == {"src/auth/login.ts": "abc123"}

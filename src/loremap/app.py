@@ -10,7 +10,6 @@ import contextlib
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from loremap.config import (
@@ -32,17 +31,19 @@ from loremap.vault.project import INDEX_FILE, scaffold
 _ANALYZER_META = "analyzer.languages"
 
 
-@dataclass
 class App:
     """Everything a command needs, wired once."""
 
-    settings: Settings
-    user: UserPaths
-    root: Path | None
-    loremap_dir: Path | None
-    store: SqliteStore
-    memory: Memory
-    notices: list[str] = field(default_factory=list)
+    def __init__(self, settings: Settings, user: UserPaths, root: Path | None,
+                 loremap_dir: Path | None, store: SqliteStore, memory: Memory,
+                 notices: list[str]) -> None:
+        self.settings = settings
+        self.user = user
+        self.root = root
+        self.loremap_dir = loremap_dir
+        self.store = store
+        self.memory = memory
+        self.notices = notices
 
     @classmethod
     def open(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from loremap.errors import InvalidInput, NotFound
 
@@ -23,8 +23,7 @@ CONFIG_FILE = "config.toml"
 SettingValue = str | int | float | bool | tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     """One configurable value: `section.key` in config.toml, `LOREMAP_<KEY>` in the environment."""
 
     name: str
@@ -43,7 +42,8 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("project.dir", "", "LOREMAP_PROJECT_DIR",
-            "Project root to use instead of discovering it from the working directory."),
+            "Project root to use instead of discovering it from the working directory "
+            "(environment only: config.toml lives inside the project)."),
     Setting("text.languages", ("en",), "LOREMAP_LANGUAGES",
             "Languages of the notes (comma-separated in the environment). The first one picks the "
             "Snowball stemmer; stopwords of all of them (en, pt, es) are dropped."),
@@ -55,8 +55,6 @@ SETTINGS: tuple[Setting, ...] = (
             "Milliseconds a writer waits for another writer's index lock before a clear error."),
     Setting("search.limit", 10, "LOREMAP_SEARCH_LIMIT",
             "Number of results `loremap search` prints by default."),
-    Setting("log.level", "INFO", "LOREMAP_LOG_LEVEL",
-            "Level of the log file (DEBUG, INFO, WARNING, ERROR)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -89,11 +87,13 @@ def _coerce(setting: Setting, raw: object, origin: str) -> SettingValue:
         raise InvalidInput(f"{origin}: bad value {raw!r} for {setting.name} ({exc})") from None
 
 
-@dataclass(frozen=True)
 class Settings:
     """Resolved setting values, looked up by name (`settings.get("index.busy_timeout_ms")`)."""
 
-    values: Mapping[str, SettingValue] = field(default_factory=dict)
+    __slots__ = ("values",)
+
+    def __init__(self, values: Mapping[str, SettingValue] | None = None) -> None:
+        self.values: Mapping[str, SettingValue] = dict(values or {})
 
     def get(self, name: str) -> SettingValue:
         return self.values.get(name, _BY_NAME[name].default)
@@ -149,8 +149,7 @@ def _xdg(var: str, fallback: str, environ: Mapping[str, str]) -> Path:
     return Path(value) if value and os.path.isabs(value) else Path.home() / fallback
 
 
-@dataclass(frozen=True, slots=True)
-class UserPaths:
+class UserPaths(NamedTuple):
     """Where per-user state lives: the personal vault, logs and caches."""
 
     personal: Path

@@ -7,9 +7,8 @@ scaffolding. Broken links and malformed files are reported for a person to decid
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from loremap.memory.paths import is_path_target
 from loremap.memory.service import Memory
@@ -18,8 +17,7 @@ from loremap.store import SCHEMA_VERSION
 from loremap.vault.project import missing_parts, scaffold
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """One thing doctor noticed; `fixed` says whether `--fix` repaired it."""
 
     level: str  # "ok" | "warning" | "error"
@@ -69,7 +67,7 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
             message = f"'{row.id}' supersedes '{target}', but '{target}' is {old.status.value}"
             if fix:
                 valid_to = old.valid_to or (loaded.note.valid_from or None)
-                fixed = dataclasses.replace(old, status=Status.SUPERSEDED, superseded_by=row.id,
+                fixed = old._replace(status=Status.SUPERSEDED, superseded_by=row.id,
                                             valid_to=valid_to)
                 memory.rewrite(vault, fixed)
             out.append(Finding("error", "supersession", message, fixed=fix))

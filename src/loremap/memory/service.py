@@ -8,15 +8,15 @@ their stat changed and re-indexed when their content hash changed; deleted files
 
 from __future__ import annotations
 
+import array
 import contextlib
-import dataclasses
 import datetime as dt
-import hashlib
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, SecretFound
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
@@ -51,25 +51,37 @@ def _stamp(mtime_ns: int) -> int:
 
 
 def _signature(scans: list[tuple[Vault, list[NoteFile]]]) -> str | None:
-    """A digest of every note file's stat, or None while any of them is racy."""
-    now = time.time_ns()
-    parts = []
+    """A digest of every note file's name and stat, or None while any of them is racy.
+
+    CRC-32 and Adler-32 of the same bytes, plus their length: a cache key for "nothing
+    moved", not a defence against an adversary, and zlib is already loaded (hashlib's OpenSSL
+    start-up would cost more than the hashing).
+    """
+    newest = time.time_ns() - _RACY_NS
+    names: list[str] = []
+    numbers = array.array("q")
     for vault, files in scans:
+        names.append(vault.scope)
         for f in files:
-            if now - f.mtime_ns < _RACY_NS:
+            if f.mtime_ns > newest:
                 return None
-            parts.append(f"{vault.scope}/{f.id}:{f.mtime_ns}:{f.size}")
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+            names.append(f.id)
+            numbers.append(f.mtime_ns)
+            numbers.append(f.size)
+    data = "\0".join(names).encode("utf-8", "surrogatepass") + numbers.tobytes()
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
 
-@dataclass
 class Changes:
     """What reconciliation would do: files to (re)index, stats to refresh, rows to drop."""
 
-    upserts: list[LoadedNote] = field(default_factory=list)
-    touches: list[tuple[str, int, int]] = field(default_factory=list)
-    deletes: list[str] = field(default_factory=list)
-    seen: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("upserts", "touches", "deletes", "seen")
+
+    def __init__(self) -> None:
+        self.upserts: list[LoadedNote] = []
+        self.touches: list[tuple[str, int, int]] = []
+        self.deletes: list[str] = []
+        self.seen: dict[str, str] = {}
 
     def __bool__(self) -> bool:
         return bool(self.upserts or self.touches or self.deletes)
@@ -79,8 +91,7 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-@dataclass(frozen=True)
-class Draft:
+class Draft(NamedTuple):
     """What a caller asks to remember, before an id, times and hashes are assigned."""
 
     type: str
@@ -93,14 +104,16 @@ class Draft:
     source: str = "agent"
 
 
-@dataclass
 class Outcome:
     """What a service call did, for the CLI and MCP to report."""
 
-    ids: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+    __slots__ = ("ids", "paths", "warnings", "counts")
+
+    def __init__(self, ids: list[str] | None = None, paths: list[str] | None = None) -> None:
+        self.ids: list[str] = ids or []
+        self.paths: list[str] = paths or []
+        self.warnings: list[str] = []
+        self.counts: dict[str, int] = {}
 
 
 class Memory:
@@ -312,7 +325,7 @@ class Memory:
             now = self.clock()
             note = self._build(draft, note_id, now)
             if redacted:
-                note = dataclasses.replace(note, status=Status.QUARANTINED)
+                note = note._replace(status=Status.QUARANTINED)
             old = self._superseded(vault, note, now, out)
             written = self._write_pair(vault, note, old)
             for loaded in written:
@@ -333,8 +346,8 @@ class Memory:
             kinds.extend(f.kind for f in found)
             return redact(text, found) if found else text
 
-        cleaned = dataclasses.replace(
-            draft, title=clean(draft.title), body=clean(draft.body),
+        cleaned = draft._replace(
+            title=clean(draft.title), body=clean(draft.body),
             tags=[clean(t) for t in draft.tags],
             links=[(rel, clean(target)) for rel, target in draft.links])
         if not kinds:
@@ -355,7 +368,7 @@ class Memory:
         if old.status is Status.SUPERSEDED and old.superseded_by:
             out.warnings.append(f"'{old.id}' was already superseded by '{old.superseded_by}'; "
                                 f"now by '{note.id}'")
-        return dataclasses.replace(old, status=Status.SUPERSEDED, superseded_by=note.id,
+        return old._replace(status=Status.SUPERSEDED, superseded_by=note.id,
                                    valid_to=now.date().isoformat())
 
     def _write_pair(self, vault: Vault, note: Note, old: Note | None) -> list[LoadedNote]:
@@ -421,7 +434,7 @@ class Memory:
             note = vault.read(note_id).note
             if note.status is Status.ARCHIVED:
                 out.warnings.append(f"'{note_id}' was already archived")
-            archived = dataclasses.replace(note, status=Status.ARCHIVED,
+            archived = note._replace(status=Status.ARCHIVED,
                                            archived_reason=reason or note.archived_reason)
             try:
                 self._index(vault.write(archived))

@@ -1,4 +1,9 @@
-"""Frozen dataclasses shared by every layer: notes, links, search hits."""
+"""Immutable records shared by every layer: notes, links, index rows, search hits.
+
+They are `typing.NamedTuple`s rather than frozen dataclasses: just as immutable and typed, but
+defining one costs a tenth as much, and the `dataclasses` module pulls in `inspect`, `ast` and
+`dis` (several milliseconds on every CLI call and every hook).
+"""
 
 from __future__ import annotations
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedNote:
+class IndexedNote(NamedTuple):
     """A note row of the index; `content_hash`, `mtime_ns` and `size` drive reconciliation."""
 
     id: str
@@ -31,8 +29,7 @@ class NoteStamp(NamedTuple):
     content_hash: str
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
     """A typed edge of the graph; `origin` says where it came from (declared, import, ...)."""
 
     src: str

@@ -1,7 +1,7 @@
 """The note: one unit of project knowledge, as it lives in a markdown file of the vault.
 
 A `Note` is parsed once at the vault boundary and stays immutable; changes make a new note with
-`dataclasses.replace`. Frontmatter keys this version does not know are carried in `extra` so a
+`Note._replace`. Frontmatter keys this version does not know are carried in `extra` so a
 round trip through loremap never loses what a person or another tool wrote.
 """
 
@@ -10,13 +10,26 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple, Self
 
 from loremap.errors import InvalidInput
 
 
-class NoteType(enum.StrEnum):
+class _Choice(enum.StrEnum):
+    """A closed set of words, parsed leniently (case, spaces, `-` for `_`) or refused clearly."""
+
+    @classmethod
+    def parse(cls, value: object) -> Self:
+        try:
+            return cls(str(value).strip().lower().replace("-", "_"))
+        except ValueError:
+            names = ", ".join(member.value for member in cls)
+            label = _LABELS.get(cls.__name__, cls.__name__.lower())
+            raise InvalidInput(f"unknown {label} {value!r}: use one of {names}") from None
+
+
+class NoteType(_Choice):
     DECISION = "decision"
     BUG = "bug"
     GOTCHA = "gotcha"
@@ -26,31 +39,15 @@ class NoteType(enum.StrEnum):
     EPISODE = "episode"
     PREFERENCE = "preference"
 
-    @classmethod
-    def parse(cls, value: object) -> NoteType:
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            names = ", ".join(t.value for t in cls)
-            raise InvalidInput(f"unknown note type {value!r}: use one of {names}") from None
 
-
-class Status(enum.StrEnum):
+class Status(_Choice):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     ARCHIVED = "archived"
     QUARANTINED = "quarantined"
 
-    @classmethod
-    def parse(cls, value: object) -> Status:
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            names = ", ".join(s.value for s in cls)
-            raise InvalidInput(f"unknown status {value!r}: use one of {names}") from None
 
-
-class Relation(enum.StrEnum):
+class Relation(_Choice):
     ABOUT = "about"
     AFFECTS = "affects"
     SUPERSEDES = "supersedes"
@@ -60,13 +57,8 @@ class Relation(enum.StrEnum):
     PART_OF = "part_of"
     RELATES = "relates"
 
-    @classmethod
-    def parse(cls, value: object) -> Relation:
-        try:
-            return cls(str(value).strip().lower().replace("-", "_"))
-        except ValueError:
-            names = ", ".join(r.value for r in cls)
-            raise InvalidInput(f"unknown link relation {value!r}: use one of {names}") from None
+
+_LABELS = {"NoteType": "note type", "Status": "status", "Relation": "link relation"}
 
 
 class Source(enum.StrEnum):
@@ -77,6 +69,8 @@ class Source(enum.StrEnum):
 
 
 MAX_ID_LENGTH = 80
+# The shared default of the mapping fields: read-only, so no note can change another's.
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 ID_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?")
 
 
@@ -95,16 +89,14 @@ def check_id(value: str) -> str:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(NamedTuple):
     """A typed edge from a note to another note id or to a repository path."""
 
     rel: Relation
     target: str
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
+class Note(NamedTuple):
     """A knowledge node: the frontmatter keys of DESIGN.md section 3 plus the markdown body."""
 
     id: str
@@ -122,10 +114,10 @@ class Note:
     valid_from: str | None = None
     valid_to: str | None = None
     commit: str | None = None
-    file_hashes: Mapping[str, str] = field(default_factory=dict)
+    file_hashes: Mapping[str, str] = _EMPTY
     source: Source = Source.AGENT
     archived_reason: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = _EMPTY
 
     def targets(self) -> list[tuple[str, str]]:
         """Every (relation, target) this note declares, supersedes included."""

@@ -8,12 +8,11 @@ Every path handed out is confined to `notes/`; ids are checked before any path i
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from loremap.errors import InvalidInput, MalformedNote, SecretFound
 from loremap.model import Note, check_id
@@ -26,9 +25,10 @@ LOCK_FILE = ".lock"
 _FILE_SLACK = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class NoteFile:
-    """A note file as seen by a directory scan: enough to decide whether to re-read it."""
+class NoteFile(NamedTuple):
+    """A note file as seen by a directory scan: enough to decide whether to re-read it.
+
+    """
 
     id: str
     directory: Path
@@ -41,8 +41,7 @@ class NoteFile:
         return self.directory / f"{self.id}.md"
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedNote:
+class LoadedNote(NamedTuple):
     """A parsed note with the hash and stat of the bytes it came from."""
 
     note: Note
@@ -51,6 +50,8 @@ class LoadedNote:
 
 
 def content_hash(data: bytes) -> str:
+    import hashlib  # only when a file is (re)read: not on the path of an unchanged vault
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines
@@ -23,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     warnings = [f for f in findings if f.level == "warning" and not f.fixed]
     if args.json:
         emit_json({"ok": not open_problems, "notices": app.notices,
-                   "findings": [dataclasses.asdict(f) for f in findings]})
+                   "findings": [f._asdict() for f in findings]})
         return 1 if open_problems else 0
     lines(f"notice  {n}" for n in app.notices)
     for f in findings:

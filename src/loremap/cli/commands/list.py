@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines, warn
@@ -18,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         app.close()
     if args.json:
-        emit_json({"notes": [dataclasses.asdict(n) for n in notes], "warnings": outcome.warnings})
+        emit_json({"notes": [n._asdict() for n in notes], "warnings": outcome.warnings})
         return 0
     warn(outcome.warnings)
     if not notes:

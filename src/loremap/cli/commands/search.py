@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines, warn
@@ -20,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         app.close()
     if args.json:
-        emit_json({"query": query, "hits": [dataclasses.asdict(h) for h in hits],
+        emit_json({"query": query, "hits": [h._asdict() for h in hits],
                    "warnings": outcome.warnings})
         return 0
     warn(outcome.warnings)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from loremap.app import App
 from loremap.cli.output import emit_json, lines
@@ -19,9 +18,11 @@ def run(args: argparse.Namespace) -> int:
         app.close()
     incoming = [e for e in edges if e.dst == args.id and e.src != args.id]
     if args.json:
-        note = dataclasses.asdict(loaded.note)
+        note = loaded.note._asdict()
         note["links"] = [{"rel": link.rel.value, "target": link.target}
                          for link in loaded.note.links]
+        note["file_hashes"] = dict(loaded.note.file_hashes)
+        note["extra"] = dict(loaded.note.extra)
         emit_json({"note": note, "scope": vault.scope, "path": vault.display(loaded.file.path),
                    "linked_from": [{"id": e.src, "rel": e.rel} for e in incoming]})
         return 0

@@ -37,8 +37,16 @@ def quote_fts(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _placeholders(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
+def _filters(prefix: str, types: Sequence[str], statuses: Sequence[str]
+             ) -> tuple[str, list[object]]:
+    """` AND type IN (...) AND status IN (...)` for the non-empty filters, with parameters."""
+    sql = ""
+    params: list[object] = []
+    for column, values in (("type", types), ("status", statuses)):
+        if values:
+            sql += f" AND {prefix}{column} IN ({', '.join('?' for _ in values)})"
+            params += list(values)
+    return sql, params
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
@@ -174,14 +182,8 @@ class SqliteStore:
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]:
-        sql = f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'"
-        params: list[object] = []
-        if types:
-            sql += f" AND type IN ({_placeholders(types)})"
-            params += types
-        if statuses:
-            sql += f" AND status IN ({_placeholders(statuses)})"
-            params += statuses
+        where, params = _filters("", types, statuses)
+        sql = f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'{where}"
         if scope is not None:
             sql += " AND scope = ?"
             params.append(scope)
@@ -201,20 +203,13 @@ class SqliteStore:
             return []
         match = " OR ".join(quote_fts(t) for t in terms)
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
+        where, params = _filters("n.", types, statuses)
         sql = (
             f"SELECT n.id, n.kind, n.type, n.title, n.path, n.status, n.scope, "
             f"bm25(fts, {weights}) AS score, n.body FROM fts JOIN nodes n ON n.rowid = fts.rowid "
-            "WHERE fts MATCH ?"
+            f"WHERE fts MATCH ?{where} ORDER BY score, n.id LIMIT ?"
         )
-        params: list[object] = [match]
-        if types:
-            sql += f" AND n.type IN ({_placeholders(types)})"
-            params += types
-        if statuses:
-            sql += f" AND n.status IN ({_placeholders(statuses)})"
-            params += statuses
-        sql += " ORDER BY score, n.id LIMIT ?"
-        params.append(limit)
+        params = [match, *params, limit]
         return [
             Hit(id=r[0], kind=r[1], type=r[2] or "", title=r[3], path=r[4], status=r[5],
                 scope=r[6], score=-float(r[7]), snippet=_snippet(r[8]), why="matches the query")
