@@ -7,7 +7,6 @@ changed since the note" without running git.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path, PurePosixPath
 
@@ -48,6 +47,8 @@ def check_path_target(target: str) -> str:
 
 def git_blob_hash(path: Path) -> str | None:
     """The hash git gives the file's content (`git hash-object`), or None if unreadable."""
+    import hashlib  # writes only: keeps OpenSSL's start-up off the read path
+
     try:
         data = path.read_bytes()
     except OSError:

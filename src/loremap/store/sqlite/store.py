@@ -198,22 +198,42 @@ class SqliteStore:
 
     def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
              statuses: Sequence[str] = ("active",)) -> list[Hit]:
-        """Notes matching any of `terms` (analyzer tokens), best BM25 first."""
+        """Notes matching any of `terms` (analyzer tokens), best BM25 first.
+
+        FTS5 ranks its own matches first and only the best `pool` rows are joined with `nodes`
+        and filtered: the join and the filters cost as much as the ranking when a common word
+        matches most notes. Trigger: filters left fewer than `limit` rows of a full pool.
+        Why: better rows may lie beyond the pool. Outcome: rank every match instead.
+        """
         if not terms or limit <= 0:
             return []
         match = " OR ".join(quote_fts(t) for t in terms)
+        pool = max(limit * 4, 50)
+        hits = self._bm25(match, limit, pool, types, statuses)
+        if len(hits) < limit and self._matches(match) > pool:
+            hits = self._bm25(match, limit, None, types, statuses)
+        return hits
+
+    def _matches(self, match: str) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
+                                     (match,)).fetchone()[0])
+
+    def _bm25(self, match: str, limit: int, pool: int | None, types: Sequence[str],
+              statuses: Sequence[str]) -> list[Hit]:
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
         where, params = _filters("n.", types, statuses)
         sql = (
-            f"SELECT n.id, n.kind, n.type, n.title, n.path, n.status, n.scope, "
-            f"bm25(fts, {weights}) AS score, n.body FROM fts JOIN nodes n ON n.rowid = fts.rowid "
-            f"WHERE fts MATCH ?{where} ORDER BY score, n.id LIMIT ?"
+            f"WITH top AS (SELECT rowid, bm25(fts, {weights}) AS score FROM fts "
+            f"WHERE fts MATCH ? ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
+            "SELECT n.id, n.kind, n.type, n.title, n.path, n.status, n.scope, top.score, n.body "
+            f"FROM top JOIN nodes n ON n.rowid = top.rowid WHERE 1{where} "
+            "ORDER BY top.score, n.id LIMIT ?"
         )
-        params = [match, *params, limit]
+        args = [match, *([pool] if pool else []), *params, limit]
         return [
             Hit(id=r[0], kind=r[1], type=r[2] or "", title=r[3], path=r[4], status=r[5],
                 scope=r[6], score=-float(r[7]), snippet=_snippet(r[8]), why="matches the query")
-            for r in self.conn.execute(sql, params)
+            for r in self.conn.execute(sql, args)
         ]
 
     # --- graph and meta ---------------------------------------------------------------------
