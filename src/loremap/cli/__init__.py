@@ -16,7 +16,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `loremap` console script."""
     from loremap.cli.parser import build_parser
 
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(arguments).parse_args(arguments)
     if not getattr(args, "command", None):
         build_parser().print_help()
         return 0

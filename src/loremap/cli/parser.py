@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 
 from loremap import __version__
 
@@ -55,7 +56,39 @@ def _filters(p: argparse.ArgumentParser, status_help: str) -> None:
                    choices=STATUSES, metavar="STATUS", help=status_help)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _search(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="+",
+                   help="words, identifiers, paths; any text is safe (no quotes needed)")
+    _filters(p, "search this status (repeatable; default: active)")
+    p.add_argument("--limit", "-n", type=int, default=None, help="number of results")
+
+
+def _forget(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="note id")
+    p.add_argument("--reason", help="why it is forgotten (kept in the note)")
+    p.add_argument("--purge", action="store_true",
+                   help="delete the file and every index row of it")
+
+
+_ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
+    "init": lambda p: None,
+    "remember": _remember,
+    "show": lambda p: p.add_argument("id", help="note id"),
+    "list": lambda p: _filters(p, "only this status (repeatable; default: all)"),
+    "search": _search,
+    "forget": _forget,
+    "reindex": lambda p: None,
+    "doctor": lambda p: p.add_argument("--fix", action="store_true",
+                                       help="repair what can be repaired"),
+}
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given `argv`, only the command it names gets its arguments.
+
+    Every command is listed (for `--help` and "invalid choice"), but building the options of
+    all of them costs more than running a search on a small vault, so only the one in use is.
+    """
     parser = argparse.ArgumentParser(
         prog="loremap",
         description="Project memory for AI coding agents: the map of the code and the lore of "
@@ -63,20 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"loremap {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p = {name: sub.add_parser(name, help=text, description=text) for name, text in
-         COMMANDS.items()}
-    _remember(p["remember"])
-    p["show"].add_argument("id", help="note id")
-    _filters(p["list"], "only this status (repeatable; default: all)")
-    p["search"].add_argument("query", nargs="+",
-                             help="words, identifiers, paths; any text is safe (no quotes needed)")
-    _filters(p["search"], "search this status (repeatable; default: active)")
-    p["search"].add_argument("--limit", "-n", type=int, default=None, help="number of results")
-    p["forget"].add_argument("id", help="note id")
-    p["forget"].add_argument("--reason", help="why it is forgotten (kept in the note)")
-    p["forget"].add_argument("--purge", action="store_true",
-                             help="delete the file and every index row of it")
-    p["doctor"].add_argument("--fix", action="store_true", help="repair what can be repaired")
-    for name in COMMANDS:
-        _json(p[name])
+    wanted = next((a for a in argv or () if not a.startswith("-")), None)
+    for name, text in COMMANDS.items():
+        if argv is None or name == wanted:
+            command = sub.add_parser(name, help=text, description=text)
+            _ARGUMENTS[name](command)
+            _json(command)
+        else:
+            sub.add_parser(name, help=text)
     return parser
