@@ -59,10 +59,13 @@ def test_refused_arguments_change_nothing(seeded, cli, args, needle):
     assert index_rows(seeded) == 1
 
 
-def test_an_unknown_type_is_a_usage_error(seeded, cli):
+def test_an_unknown_type_is_a_one_line_usage_error(seeded, cli):
+    before = snapshot(seeded)
     result = cli("remember", "-t", "rumour", "--title", "x", "-m", "y")
     assert result.code == 2
-    assert "invalid choice" in result.err
+    assert result.err.count("\n") == 1
+    assert "invalid choice: 'rumour'" in result.err and "loremap remember --help" in result.err
+    assert snapshot(seeded) == before
 
 
 def test_ids_that_would_escape_the_vault_are_refused_everywhere(seeded, cli):
@@ -251,3 +254,32 @@ def test_a_secret_in_a_quarantined_title_does_not_reach_the_id_or_file_name(seed
     for path in (seeded / ".loremap" / "notes").iterdir():
         assert "a1b2" not in path.name.lower()
         assert token not in path.read_text(encoding="utf-8")
+
+
+def test_when_the_superseded_note_cannot_be_replaced_neither_write_remains(seeded, cli,
+                                                                           monkeypatch):
+    cli("remember", "-t", "decision", "--title", "Session cookies", "-m", "Cookies.")
+    before = snapshot(seeded)
+    import os
+
+    import loremap.memory.service as service
+
+    real_replace = os.replace
+    calls = []
+
+    def failing_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(service.os, "replace", failing_replace)
+    result = cli("remember", "-t", "decision", "--title", "Use JWT", "--supersedes",
+                 "decision-session-cookies", "-m", "Tokens.")
+    monkeypatch.setattr(service.os, "replace", real_replace)
+    assert result.code == 3  # an OS failure is not the user's input: exit 3 with the log
+    assert snapshot(seeded) == before
+    assert not list((seeded / ".loremap" / "notes").glob(".*.tmp"))
+    listed = json.loads(cli("list", "--json").out)["notes"]
+    assert {(n["id"], n["status"]) for n in listed} == {
+        ("concept-authentication", "active"), ("decision-session-cookies", "active")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from loremap import __version__
 
@@ -21,6 +22,13 @@ COMMANDS: dict[str, str] = {
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault and the index; --fix repairs what it can",
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with loremap's error convention: one line on stderr (exit 2 for bad usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"loremap: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _json(p: argparse.ArgumentParser) -> None:
@@ -89,13 +97,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     Every command is listed (for `--help` and "invalid choice"), but building the options of
     all of them costs more than running a search on a small vault, so only the one in use is.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="loremap",
         description="Project memory for AI coding agents: the map of the code and the lore of "
                     "the project, as markdown in the repository.",
     )
     parser.add_argument("--version", action="version", version=f"loremap {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = next((a for a in argv or () if not a.startswith("-")), None)
     for name, text in COMMANDS.items():
         if argv is None or name == wanted:
