@@ -16,7 +16,7 @@ def snapshot(project: Path) -> dict[str, bytes]:
 
 def index_rows(project: Path) -> int:
     with sqlite3.connect(project / ".loremap" / "index.sqlite") as conn:
-        return int(conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
+        return int(conn.execute("SELECT count(*) FROM nodes WHERE kind = 'note'").fetchone()[0])
 
 
 def assert_refused(result, *needles: str) -> None:
@@ -69,9 +69,15 @@ def test_an_unknown_type_is_a_one_line_usage_error(seeded, cli):
 
 
 def test_ids_that_would_escape_the_vault_are_refused_everywhere(seeded, cli):
-    for args in (["show", "../../etc/passwd"], ["forget", "../x"], ["show", "/abs"],
-                 ["forget", "a\x00b"], ["show", "notes/../x"]):
+    before = snapshot(seeded)
+    for args in (["forget", "../x"], ["forget", "a\x00b"], ["forget", "/abs"],
+                 ["show", "a\x00b"], ["show", "Bad Id"]):
         assert_refused(cli(*args), "invalid note id")
+    # show also takes file paths: one outside the repository is refused as such
+    for args in (["show", "../../etc/passwd"], ["show", "/abs"]):
+        assert_refused(cli(*args), "outside the repository")
+    assert_refused(cli("show", "notes/../x.py"), "not in the code map")
+    assert snapshot(seeded) == before
 
 
 def test_a_body_over_the_size_limit_is_refused(seeded, cli, monkeypatch):

@@ -120,9 +120,12 @@ def test_forget_archives_and_purge_deletes_file_and_rows(project, cli):
     import sqlite3
 
     with sqlite3.connect(project / ".loremap" / "index.sqlite") as conn:
-        assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM fts").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM edges").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM nodes WHERE kind = 'note'").fetchone()[0] == 0
+        # every FTS row belongs to a remaining node (the code map's files and modules)
+        assert conn.execute("SELECT count(*) FROM fts").fetchone()[0] == conn.execute(
+            "SELECT count(*) FROM nodes").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM edges WHERE origin = 'declared'"
+                            ).fetchone()[0] == 0
     missing = cli("show", "bug-coupon-applied-twice")
     assert missing.code == 1 and "no note with id" in missing.err
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loremap.config import (
     CONFIG_FILE,
@@ -28,7 +29,11 @@ from loremap.text import Analyzer
 from loremap.vault.layout import Vault
 from loremap.vault.project import INDEX_FILE, scaffold
 
+if TYPE_CHECKING:
+    from loremap.codemap.index import IndexReport
+
 _ANALYZER_META = "analyzer.languages"
+_MAP_META = "map.notes_digest"
 
 
 class App:
@@ -100,6 +105,28 @@ class App:
                                 f"{languages}")
         with self.store.write():
             self.store.set_meta(_ANALYZER_META, languages)
+
+    def index_code(self, progress: Callable[[int, int], None] | None = None) -> IndexReport:
+        """Bring the code map in line with the repository and re-render the map pages."""
+        from loremap.codemap.discover import SkipRules
+        from loremap.codemap.index import index_code
+        from loremap.codemap.render import render_all
+
+        if self.root is None or self.loremap_dir is None:
+            raise NotFound("no loremap project here: run `loremap init` in the repository")
+        s = self.settings
+        rules = SkipRules(max_bytes=s.get_int("codemap.max_file_bytes"),
+                          exclude=SkipRules().exclude + s.get_list("codemap.exclude"))
+        workers = s.get_int("codemap.workers") or min(os.cpu_count() or 1, 4)
+        report = index_code(self.store, self.root, rules, head_commit(self.root), workers,
+                            progress, s.get_int("codemap.history_commits"))
+        digest = self.store.notes_digest()
+        stale = self.store.meta(_MAP_META) != digest
+        if report.changed or stale or not (self.loremap_dir / "map.md").exists():
+            render_all(self.store, self.root, self.loremap_dir)
+            with self.store.write():
+                self.store.set_meta(_MAP_META, digest)
+        return report
 
     @property
     def index_path(self) -> Path:

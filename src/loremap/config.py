@@ -55,6 +55,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Milliseconds a writer waits for another writer's index lock before a clear error."),
     Setting("search.limit", 10, "LOREMAP_SEARCH_LIMIT",
             "Number of results `loremap search` prints by default."),
+    Setting("codemap.exclude", (), "LOREMAP_EXCLUDE",
+            "More gitignore-style patterns of files the code map skips (comma-separated in the "
+            "environment), on top of the built-in ones (vendored, generated, minified, locks)."),
+    Setting("codemap.max_file_bytes", 1_000_000, "LOREMAP_MAX_FILE_BYTES",
+            "Source files larger than this are left out of the code map."),
+    Setting("codemap.workers", 0, "LOREMAP_WORKERS",
+            "Processes that parse in parallel on a cold index (0: one per CPU, at most 4)."),
+    Setting("codemap.history_commits", 1000, "LOREMAP_HISTORY_COMMITS",
+            "Recent commits read for co-change edges and per-file commit subjects."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -14,8 +14,10 @@ STATUSES = ("active", "superseded", "archived", "quarantined")
 
 COMMANDS: dict[str, str] = {
     "init": "create .loremap/ in this repository and build the index",
+    "index": "update the code map (files, imports, ranks, co-change) and the map pages",
+    "map": "print the map of the repository, or of one module",
     "remember": "write a note (decision, bug, gotcha, ...) and index it",
-    "show": "print one note with its links",
+    "show": "print one note with its links, or what the map knows of a file",
     "list": "list notes, newest first",
     "search": "search the notes (BM25)",
     "forget": "archive a note, or delete it with --purge",
@@ -80,8 +82,11 @@ def _forget(p: argparse.ArgumentParser) -> None:
 
 _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "init": lambda p: None,
+    "index": lambda p: None,
+    "map": lambda p: p.add_argument("module", nargs="?", default=None,
+                                    help="a folder of the repository (default: the whole map)"),
     "remember": _remember,
-    "show": lambda p: p.add_argument("id", help="note id"),
+    "show": lambda p: p.add_argument("id", metavar="ID|PATH", help="a note id or a file path"),
     "list": lambda p: _filters(p, "only this status (repeatable; default: all)"),
     "search": _search,
     "forget": _forget,

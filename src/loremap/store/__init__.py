@@ -13,7 +13,7 @@ from typing import Protocol
 
 from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Store(Protocol):
@@ -50,7 +50,8 @@ class Store(Protocol):
                    scope: str | None = None) -> list[IndexedNote]: ...
 
     def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
-             statuses: Sequence[str] = ("active",)) -> list[Hit]: ...
+             statuses: Sequence[str] = ("active",), kinds: Sequence[str] = ("note",)
+             ) -> list[Hit]: ...
 
     def edges(self, node_id: str) -> list[Edge]:
         """Edges leaving or reaching `node_id`."""

@@ -10,13 +10,17 @@ from loremap.cli.output import count, emit_json, lines, warn
 
 
 def run(args: argparse.Namespace) -> int:
+    from loremap.codemap.index import tty_progress
+
     app, created = init_project(Path.cwd())
     try:
         outcome = app.memory.reconcile()
+        report = app.index_code(None if args.json else tty_progress("indexing"))
         notes = len(app.store.list_notes())
         assert app.loremap_dir is not None
         data = {"project": str(app.root), "created": created, "notes": notes,
-                "index": str(app.index_path), "warnings": app.notices + outcome.warnings}
+                "files": report.files, "index": str(app.index_path),
+                "warnings": app.notices + outcome.warnings}
         if args.json:
             emit_json(data)
             return 0
@@ -25,9 +29,10 @@ def run(args: argparse.Namespace) -> int:
             lines([f"Initialised loremap in {app.loremap_dir}", f"  created: {', '.join(created)}"])
         else:
             lines([f"loremap is already set up in {app.loremap_dir} (nothing to create)"])
-        lines([f"  indexed {count(notes, 'note')} into {app.index_path.name}",
-               "Next: `loremap remember --type decision --title \"...\" -m \"...\"`, "
-               "then `loremap search ...`"])
+        lines([f"  indexed {count(notes, 'note')} and {count(report.files, 'source file')} "
+               f"into {app.index_path.name}; the map is in {app.loremap_dir.name}/map.md",
+               "Next: `loremap map`, `loremap remember --type decision --title \"...\" -m "
+               "\"...\"`, `loremap search ...`"])
         return 0
     finally:
         app.close()

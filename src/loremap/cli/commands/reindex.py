@@ -14,15 +14,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         started = time.perf_counter()
         outcome = app.memory.rebuild()
+        files = app.index_code().files if app.loremap_dir is not None else 0
         seconds = time.perf_counter() - started
     finally:
         app.close()
     data = {"indexed": outcome.counts["indexed"], "skipped": outcome.counts["skipped"],
+            "files": files,
             "seconds": round(seconds, 3), "warnings": outcome.warnings}
     if args.json:
         emit_json(data)
         return 0
     warn(outcome.warnings)
-    lines([f"rebuilt the index from the vault: {count(outcome.counts['indexed'], 'note')} "
-           f"indexed, {outcome.counts['skipped']} skipped, in {seconds:.2f} s"])
+    lines([f"rebuilt the index: {count(outcome.counts['indexed'], 'note')} indexed, "
+           f"{outcome.counts['skipped']} skipped, {count(files, 'source file')} in the code map, "
+           f"in {seconds:.2f} s"])
     return 0

@@ -64,7 +64,39 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_m1_initial,)
+def _m2_code_map(conn: sqlite3.Connection) -> None:
+    """The code map: indexed files with their parse facts, definitions and referenced names."""
+    conn.execute(
+        """CREATE TABLE files (
+            path TEXT PRIMARY KEY,
+            module TEXT NOT NULL,
+            language TEXT,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            docstring TEXT NOT NULL DEFAULT '',
+            imports TEXT NOT NULL DEFAULT '[]',
+            subjects TEXT NOT NULL DEFAULT '[]',
+            syntax_errors INTEGER NOT NULL DEFAULT 0,
+            rank REAL NOT NULL DEFAULT 0
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX files_module ON files(module)")
+    conn.execute(
+        "CREATE TABLE symbols (file TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, "
+        "line INTEGER NOT NULL)"
+    )
+    conn.execute("CREATE INDEX symbols_name ON symbols(name)")
+    conn.execute("CREATE INDEX symbols_file ON symbols(file)")
+    conn.execute(
+        "CREATE TABLE refs (file TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (file, name)) "
+        "WITHOUT ROWID"
+    )
+    conn.execute("CREATE INDEX refs_name ON refs(name)")
+    conn.execute("CREATE INDEX edges_origin ON edges(origin)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_m1_initial, _m2_code_map)
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -98,5 +130,5 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 def drop_all(conn: sqlite3.Connection) -> None:
     """Drop every table of ours (inside the caller's transaction)."""
-    for name in ("fts", "edges", "nodes", "meta", "migrations"):
+    for name in ("fts", "edges", "nodes", "meta", "files", "symbols", "refs", "migrations"):
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')

@@ -17,6 +17,7 @@ from pathlib import Path
 from loremap.errors import IndexLocked, StoreError
 from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
 from loremap.store.sqlite import schema
+from loremap.store.sqlite.code import CodeTables
 from loremap.text import Analyzer
 
 _NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
@@ -37,12 +38,12 @@ def quote_fts(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _filters(prefix: str, types: Sequence[str], statuses: Sequence[str]
-             ) -> tuple[str, list[object]]:
+def _filters(prefix: str, types: Sequence[str], statuses: Sequence[str],
+             kinds: Sequence[str] = ()) -> tuple[str, list[object]]:
     """` AND type IN (...) AND status IN (...)` for the non-empty filters, with parameters."""
     sql = ""
     params: list[object] = []
-    for column, values in (("type", types), ("status", statuses)):
+    for column, values in (("kind", kinds), ("type", types), ("status", statuses)):
         if values:
             sql += f" AND {prefix}{column} IN ({', '.join('?' for _ in values)})"
             params += list(values)
@@ -62,7 +63,7 @@ def _snippet(body: str, limit: int = 160) -> str:
     return ""
 
 
-class SqliteStore:
+class SqliteStore(CodeTables):
     """`Store` on a SQLite file (or `:memory:`)."""
 
     def __init__(self, path: Path, analyzer: Analyzer, busy_timeout_ms: int = 5000) -> None:
@@ -197,8 +198,9 @@ class SqliteStore:
     # --- search -----------------------------------------------------------------------------
 
     def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
-             statuses: Sequence[str] = ("active",)) -> list[Hit]:
-        """Notes matching any of `terms` (analyzer tokens), best BM25 first.
+             statuses: Sequence[str] = ("active",), kinds: Sequence[str] = ("note",)
+             ) -> list[Hit]:
+        """Nodes (notes by default) matching any of `terms` (analyzer tokens), best first.
 
         FTS5 ranks its own matches first and only the best `pool` rows are joined with `nodes`
         and filtered: the join and the filters cost as much as the ranking when a common word
@@ -209,9 +211,9 @@ class SqliteStore:
             return []
         match = " OR ".join(quote_fts(t) for t in terms)
         pool = max(limit * 4, 50)
-        hits = self._bm25(match, limit, pool, types, statuses)
+        hits = self._bm25(match, limit, pool, types, statuses, kinds)
         if len(hits) < limit and self._matches(match) > pool:
-            hits = self._bm25(match, limit, None, types, statuses)
+            hits = self._bm25(match, limit, None, types, statuses, kinds)
         return hits
 
     def _matches(self, match: str) -> int:
@@ -219,9 +221,9 @@ class SqliteStore:
                                      (match,)).fetchone()[0])
 
     def _bm25(self, match: str, limit: int, pool: int | None, types: Sequence[str],
-              statuses: Sequence[str]) -> list[Hit]:
+              statuses: Sequence[str], kinds: Sequence[str]) -> list[Hit]:
         weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
-        where, params = _filters("n.", types, statuses)
+        where, params = _filters("n.", types, statuses, kinds)
         sql = (
             f"WITH top AS (SELECT rowid, bm25(fts, {weights}) AS score FROM fts "
             f"WHERE fts MATCH ? ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "

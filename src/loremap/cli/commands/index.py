@@ -1,0 +1,31 @@
+"""`loremap index`: update the code map incrementally and re-render the map pages."""
+
+from __future__ import annotations
+
+import argparse
+
+from loremap.app import App
+from loremap.cli.output import count, emit_json, lines, warn
+
+
+def run(args: argparse.Namespace) -> int:
+    from loremap.codemap.index import tty_progress
+
+    app = App.open()
+    try:
+        report = app.index_code(None if args.json else tty_progress("indexing"))
+    finally:
+        app.close()
+    data = {"files": report.files, "parsed": report.parsed, "removed": report.removed,
+            "skipped": report.skipped, "history": report.history,
+            "seconds": round(report.seconds, 3), "warnings": app.notices}
+    if args.json:
+        emit_json(data)
+        return 0
+    warn(app.notices)
+    skipped = sum(report.skipped.values())
+    reasons = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
+    lines([f"code map: {count(report.files, 'file')}, {report.parsed} parsed, "
+           f"{report.removed} removed" + (f", {skipped} skipped ({reasons})" if skipped else "")
+           + f"; history: {report.history}; {report.seconds:.2f} s"])
+    return 0

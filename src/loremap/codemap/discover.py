@@ -1,0 +1,439 @@
+"""Which files of a repository the code map reads, and which it skips and why.
+
+The first stage of the code map (DESIGN.md section 5). Inside a git work tree git itself says
+what belongs to the project (tracked files plus untracked ones that are not ignored); outside
+git the folder is walked with its `.gitignore` files. Either way the result streams in path
+order, so a 100k-file repository never sits in memory as one list, and every file that is left
+out for a reason the user may want to know (too large, vendored, generated) is reported as a
+`Skipped` rather than silently dropped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from loremap.codemap.languages import language_for
+from loremap.errors import UserError
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+
+class SourceFile(NamedTuple):
+    """A file the code map reads: source in a known language, or a config file (language None)
+    that the import resolver needs."""
+
+    path: str  # repository-relative, POSIX separators
+    language: str | None
+    size: int
+    mtime_ns: int
+
+
+class Skipped(NamedTuple):
+    """A file (or a directory, path ending in "/") left out, with the reason shown to the user:
+    "over 1 MB", "binary", "minified", "generated", "vendored", "excluded", "symlink",
+    "unreadable"."""
+
+    path: str
+    reason: str
+
+
+# Default exclusions, gitignore syntax, by the reason reported for them. A directory pattern
+# ("name/") prunes the whole tree and is reported once as `Skipped("…/name/", reason)`.
+_VENDORED = (
+    "node_modules/", "bower_components/", "jspm_packages/",  # JS package managers
+    "vendor/", "third_party/", "third-party/",  # Go, PHP, Ruby and C/C++ copies of dependencies
+    "Pods/", "Carthage/",  # iOS dependency managers
+    ".venv/", "venv/", ".tox/", ".nox/", "site-packages/",  # Python environments
+    ".yarn/",  # yarn berry's cache and plugins
+)  # fmt: skip
+_BUILD_OUTPUT = (
+    "dist/", "build/", "out/", "target/",  # bundler, setuptools, tsc, Cargo/Maven output
+    ".next/", ".nuxt/", ".svelte-kit/", ".angular/", ".gradle/",  # framework build caches
+    "coverage/", "htmlcov/",  # coverage reports
+)  # fmt: skip
+_CACHES = (
+    "__pycache__/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/",  # tool caches
+    ".loremap/",  # loremap's own data
+)  # fmt: skip
+_MINIFIED = (
+    "*.min.js", "*.min.mjs", "*.min.css", "*-min.js",  # minified bundles
+    "*.map",  # source maps
+)  # fmt: skip
+_GENERATED = (
+    "*.pb.go", "*.pb.cc", "*.pb.h", "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py",  # protobuf
+    "*_pb.js", "*_pb.d.ts", "*_grpc_pb.js",  # protobuf for JS
+    "*.g.dart", "*.freezed.dart",  # Dart build_runner
+    "*.generated.*", "zz_generated.*", "*.Designer.cs",  # codegen naming conventions
+    # Lock files: not read today, listed so a future JSON/YAML/TOML reader does not pick them up.
+    "*.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock",
+)  # fmt: skip
+_REASONS: dict[str, str] = {
+    **dict.fromkeys(_VENDORED, "vendored"),
+    **dict.fromkeys(_BUILD_OUTPUT, "generated"),
+    **dict.fromkeys(_CACHES, "excluded"),
+    **dict.fromkeys(_MINIFIED, "minified"),
+    **dict.fromkeys(_GENERATED, "generated"),
+}
+DEFAULT_EXCLUDE: tuple[str, ...] = tuple(_REASONS)
+
+
+class SkipRules(NamedTuple):
+    """What to leave out. `exclude` holds gitignore-style patterns (`*`, `?`, `[…]`, `**`, a
+    leading `/` anchors to the root, a trailing `/` matches directories only, `!` re-includes);
+    the default ones report vendored/generated/minified, any other pattern reports "excluded"."""
+
+    max_bytes: int = 1_000_000
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+
+
+# Not source, but what the import resolver reads (package names, path aliases, module roots),
+# plus READMEs for a module's summary.
+_CONFIG_FILES = frozenset({
+    "package.json", "jsconfig.json", "go.mod", "Cargo.toml", "composer.json", "pyproject.toml",
+    "setup.cfg", "pubspec.yaml",
+})  # fmt: skip
+
+
+def _is_config_file(path: str) -> bool:
+    """Whether a path is a config file or README the code map reads although it is not source."""
+    name = path.rpartition("/")[2]
+    return (name in _CONFIG_FILES or name.lower().startswith("readme")
+            or (name.startswith("tsconfig") and name.endswith(".json")))
+
+
+def discover(root: Path, rules: SkipRules) -> Iterator[SourceFile | Skipped]:
+    """The files of the repository at `root`, sorted by path, streamed.
+
+    Yields a SourceFile for each readable source or config file within the rules, and a Skipped
+    for each such file (or excluded directory, once) left out. Files in no language loremap
+    reads are not yielded at all. Content checks (binary, minified, generated) are the caller's:
+    see `sniff`.
+    """
+    root = Path(root)
+    matcher = _compile(rules.exclude)
+    if _in_git_work_tree(root):
+        return _from_git(root, rules, matcher)
+    return _from_walk(root, rules, matcher)
+
+
+# ---- exclusion patterns (git mode must not pay for importing pathspec) ----
+
+class _Pattern(NamedTuple):
+    regex: re.Pattern[str]
+    negate: bool
+    dir_only: bool
+    reason: str
+
+
+class _Matcher:
+    """Gitignore-style patterns matched against a path; a pre-check on one combined regex keeps
+    the common case (no pattern matches) at one regex call per path."""
+
+    def __init__(self, patterns: Sequence[_Pattern]) -> None:
+        self._patterns = tuple(reversed(patterns))  # last match wins
+        self._any_dir = _union(p.regex.pattern for p in patterns)
+        self._any_file = _union(p.regex.pattern for p in patterns if not p.dir_only)
+
+    def reason(self, path: str, is_dir: bool) -> str | None:
+        """Why `path` (no trailing slash) is excluded, or None."""
+        if not (self._any_dir if is_dir else self._any_file).fullmatch(path):
+            return None
+        for pattern in self._patterns:
+            if (is_dir or not pattern.dir_only) and pattern.regex.fullmatch(path):
+                return None if pattern.negate else pattern.reason
+        return None
+
+
+def _union(regexes: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{r})" for r in regexes) or "(?!)")
+
+
+@lru_cache(maxsize=8)
+def _compile(patterns: tuple[str, ...]) -> _Matcher:
+    compiled = []
+    for raw in patterns:
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        negate = text.startswith("!")
+        text = text.removeprefix("!")
+        dir_only = text.endswith("/")
+        text = text.rstrip("/")
+        anchored = "/" in text
+        body = _glob_to_regex(text.lstrip("/"))
+        regex = re.compile(body if anchored else f"(?:.*/)?{body}")
+        compiled.append(_Pattern(regex, negate, dir_only, _REASONS.get(raw, "excluded")))
+    return _Matcher(compiled)
+
+
+def _glob_to_regex(glob: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        char = glob[i]
+        close = glob.find("]", i + 2) if char == "[" else -1
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif close != -1:
+            inner = glob[i + 1:close]
+            inner = "^" + inner[1:] if inner.startswith("!") else inner
+            out.append("[" + inner.replace("\\", "\\\\") + "]")
+            i = close
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+# ---- git work trees ----
+
+def git_stream(root: Path, args: Sequence[str]) -> Iterator[str]:
+    """Run `git ARGS` in `root` and yield its NUL-separated output records as they arrive
+    (decoded like file names). Raises UserError if git fails; stops git if the caller stops."""
+    command = ["git", "-c", "core.quotepath=off", *args]
+    with (tempfile.TemporaryFile() as errors,
+          subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=errors,
+                           stdin=subprocess.DEVNULL) as proc):
+        assert proc.stdout is not None
+        try:
+            rest = b""
+            while chunk := proc.stdout.read(1 << 16):
+                *records, rest = (rest + chunk).split(b"\0")
+                yield from map(os.fsdecode, records)
+            if rest:
+                yield os.fsdecode(rest)
+            if proc.wait():
+                errors.seek(0)
+                message = errors.read().decode("utf-8", "replace").strip().splitlines()
+                raise UserError(f"git {args[0]} failed in {root}: "
+                                f"{message[0] if message else f'exit {proc.returncode}'}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
+def _in_git_work_tree(root: Path) -> bool:
+    try:
+        result = subprocess.run(["git", "-c", "core.quotepath=off", "rev-parse",
+                                 "--is-inside-work-tree"], cwd=root, capture_output=True,
+                                stdin=subprocess.DEVNULL, check=False)
+    except OSError:
+        return False
+    # Trigger: no git, not a work tree, or git refuses the repository (dubious ownership).
+    # Why: the files are still there to map.
+    # Outcome: the folder is walked with its .gitignore files instead.
+    return result.returncode == 0 and result.stdout.strip() == b"true"
+
+
+def _git_paths(root: Path) -> Iterator[str]:
+    # One `ls-files --cached --others` lists untracked files before tracked ones; two listings,
+    # each sorted, merged, keep the output sorted without holding it.
+    tracked = git_stream(root, ["ls-files", "-z", "--cached"])
+    untracked = git_stream(root, ["ls-files", "-z", "--others", "--exclude-standard"])
+    previous = None
+    for path in heapq.merge(tracked, untracked):
+        if path != previous:  # an unmerged path is listed once per stage
+            yield path
+        previous = path
+
+
+def _from_git(root: Path, rules: SkipRules, matcher: _Matcher) -> Iterator[SourceFile | Skipped]:
+    inside = _Inside(root)
+    clean: list[str] = []  # directory prefixes of the last path, known not excluded
+    pruned = "\0"  # the excluded directory being passed over
+    for path in _git_paths(root):
+        if path.endswith("/") or path.startswith(pruned):  # "/": an untracked nested repository
+            continue
+        parts = path.split("/")[:-1]
+        depth = 0
+        while depth < min(len(parts), len(clean)) and parts[depth] == clean[depth]:
+            depth += 1
+        del clean[depth:]
+        for part in parts[depth:]:
+            directory = "/".join([*clean, part])
+            reason = matcher.reason(directory, is_dir=True)
+            if reason is not None:
+                pruned = directory + "/"
+                yield Skipped(pruned, reason)
+                break
+            clean.append(part)
+        else:
+            found = _check_file(root, path, rules, matcher, inside)
+            if found is not None:
+                yield found
+
+
+# ---- one file, either mode ----
+
+class _Inside:
+    """Whether a symlink's target lies inside the root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real = root.resolve()
+
+    def target(self, path: str) -> os.stat_result | None:
+        """The stat of the file `path` links to, or None if it is outside, dangling or a loop."""
+        try:
+            target = (self.root / path).resolve(strict=True)
+            if not target.is_relative_to(self.real):
+                return None
+            return target.stat()
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop on Python < 3.13
+            return None
+
+
+def _check_file(root: Path, path: str, rules: SkipRules, matcher: _Matcher, inside: _Inside,
+                st: os.stat_result | None = None) -> SourceFile | Skipped | None:
+    language = language_for(path)
+    if language is None and not _is_config_file(path):
+        return None
+    reason = matcher.reason(path, is_dir=False)
+    if reason is not None:
+        return Skipped(path, reason)
+    try:
+        st = st or os.lstat(root / path)
+    except FileNotFoundError:  # tracked but deleted from the work tree
+        return None
+    except OSError:
+        return Skipped(path, "unreadable")
+    if stat.S_ISLNK(st.st_mode):
+        st = inside.target(path)
+        if st is None:
+            return Skipped(path, "symlink")
+    if not stat.S_ISREG(st.st_mode):  # a submodule, a directory behind a symlink, a FIFO
+        return None
+    if st.st_size > rules.max_bytes:
+        return Skipped(path, f"over {_size(rules.max_bytes)}")
+    return SourceFile(path, language, st.st_size, st.st_mtime_ns)
+
+
+def _size(limit: int) -> str:
+    for unit, factor in (("MB", 1_000_000), ("KB", 1_000)):
+        if limit >= factor and limit % factor == 0:
+            return f"{limit // factor} {unit}"
+    return f"{limit} bytes"
+
+
+# ---- folders outside git ----
+
+_Ignores = tuple[tuple[str, "GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
+
+
+def _from_walk(root: Path, rules: SkipRules, matcher: _Matcher) -> Iterator[SourceFile | Skipped]:
+    from pathspec import GitIgnoreSpec  # 40 ms to import; git work trees never need it
+
+    def ignores_in(directory: str, prefix: str, parent: _Ignores) -> _Ignores:
+        try:
+            with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
+                      errors="replace") as file:
+                return (*parent, (prefix, GitIgnoreSpec.from_lines(file.read().splitlines())))
+        except OSError:
+            return parent
+
+    inside = _Inside(root)
+    stack = [(str(root), "", ignores_in(str(root), "", ()))]
+    walkers = [_sorted_entries(str(root))]
+    while walkers:
+        entry = next(walkers[-1], None)
+        if entry is None:
+            walkers.pop()
+            stack.pop()
+            continue
+        _, prefix, ignores = stack[-1]
+        path = prefix + entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if entry.name == ".git" or _ignored(ignores, path, is_dir):
+            continue
+        if not is_dir:
+            found = _check_file(root, path, rules, matcher, inside, _lstat(entry))
+            if found is not None:
+                yield found
+            continue
+        reason = matcher.reason(path, is_dir=True)
+        if reason is not None:
+            yield Skipped(path + "/", reason)
+            continue
+        stack.append((entry.path, path + "/", ignores_in(entry.path, path + "/", ignores)))
+        walkers.append(_sorted_entries(entry.path))
+
+
+def _sorted_entries(directory: str) -> Iterator[os.DirEntry[str]]:
+    # "name/" for a directory puts its subtree where its paths sort among its siblings'.
+    try:
+        with os.scandir(directory) as scan:
+            entries = list(scan)
+    except OSError:
+        return iter(())
+    entries.sort(key=lambda e: e.name + "/" if e.is_dir(follow_symlinks=False) else e.name)
+    return iter(entries)
+
+
+def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _ignored(ignores: _Ignores, path: str, is_dir: bool) -> bool:
+    # The deepest .gitignore with a matching pattern decides; within it, the last pattern.
+    for prefix, spec in reversed(ignores):
+        verdict = spec.check_file(path[len(prefix):] + ("/" if is_dir else "")).include
+        if verdict is not None:
+            return verdict
+    return False
+
+
+# ---- content ----
+
+# Markers that tools write at the top of what they generate (checked in the first 1 KB).
+_GENERATED_MARKERS = re.compile(
+    rb"@generated\b"  # Meta's convention (Buck, Relay, Hack, Jest snapshots)
+    rb"|Code generated .{0,200}DO NOT EDIT"  # Go's convention (go generate, protoc-gen-go)
+    rb"|<auto-generated"  # .NET tools
+    rb"|(?i:this (?:file|code) (?:is|was|has been) (?:automatically |auto-?)generated)"
+    rb"|(?im:^[\s#/*;!<>{}%\"'-]*(?:automatically|auto-?) ?generated (?:by|from|file|code)\b)"
+    rb"|(?is:generated.{0,120}do not (?:edit|modify)|do not (?:edit|modify).{0,120}generated)")
+
+# Where a bundler or minifier's output may sit under an ordinary name.
+_MINIFIABLE = frozenset({".js", ".mjs", ".cjs", ".css", ".scss", ".less", ".json", ".svg"})
+
+
+def sniff(path: str, head: bytes) -> str | None:
+    """Why a file should be skipped, judged from its first bytes (8 KB is plenty): "binary",
+    "generated" or "minified"; None for ordinary source."""
+    if b"\0" in head[:8192]:
+        return "binary"
+    if _GENERATED_MARKERS.search(head[:1024]):
+        return "generated"
+    if path[path.rfind("."):].lower() in _MINIFIABLE and _minified(head[:65536]):
+        return "minified"
+    return None
+
+
+def _minified(text: bytes) -> bool:
+    # Real code may hold one very long line (a data URI, a regex table), but on average its
+    # lines are short; a bundle is a few enormous lines.
+    lines = text.split(b"\n")
+    return max(map(len, lines)) > 1000 and len(text) / len(lines) > 200

@@ -1,0 +1,101 @@
+"""The file graph: import edges, reference edges, ranks and module nodes, from the index alone.
+
+Runs inside the index's write transaction after the changed files were stored. Import edges
+are re-resolved for the changed files only, unless files appeared or disappeared (which can
+change what any import resolves to); reference edges are one SQL join; ranks warm-start from
+the previous ones.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from loremap.codemap.rank import pagerank
+from loremap.codemap.resolve import Resolver
+from loremap.model import Edge
+from loremap.store.sqlite import SqliteStore
+from loremap.store.sqlite.code import FileRow
+
+CENTRAL_PER_MODULE = 5
+_README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
+# Files whose top comment describes their folder as a whole.
+_ENTRY_NAMES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "mod.rs", "lib.rs",
+                          "doc.go", "package-info.java", "package.json"})
+
+
+def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str] | None) -> None:
+    """Recompute edges, ranks and modules; `changed=None` re-resolves every import."""
+    resolver = Resolver(root, store.all_file_paths())
+    wanted = None if changed is None else set(changed)
+    edges = []
+    for path, language, specs in store.file_imports():
+        if wanted is not None and path not in wanted:
+            continue
+        targets = {t for spec in specs for t in resolver.resolve(path, language, spec)}
+        edges += [Edge(path, t, "imports", "import") for t in sorted(targets) if t != path]
+    store.replace_edges("import", edges, sources=None if wanted is None else sorted(wanted))
+    store.rebuild_reference_edges()
+    files = store.code_files()
+    graph = store.graph_edges(["import", "reference"])
+    ranks = pagerank([f.path for f in files], [(e.src, e.dst, e.weight) for e in graph],
+                     start=store.file_ranks())
+    store.set_file_ranks(ranks)
+    _modules(store, root, files, ranks)
+
+
+def readme_summary(folder: Path) -> str:
+    """The first prose paragraph of the folder's README ("" when there is none)."""
+    for name in _README_NAMES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
+        except OSError:
+            return ""
+        return first_paragraph(text)
+    return ""
+
+
+def first_paragraph(text: str, limit: int = 300) -> str:
+    """The first paragraph that is prose: not a heading, badge, HTML, fence or list of links."""
+    in_fence = False
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        stripped = block.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence if stripped.count("```") % 2 else in_fence
+            continue
+        if in_fence or not stripped:
+            continue
+        if stripped.startswith(("#", "<", "[![", "!", "=", "-", "*", "|", ">", "..", ":")):
+            continue
+        line = " ".join(stripped.split())
+        if len(line) < 20:
+            continue
+        return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: dict[str, float]
+             ) -> None:
+    members: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
+    for f in files:
+        members[f.module].append((-ranks.get(f.path, 0.0), f.path, f.docstring))
+    modules: dict[str, tuple[str, float]] = {}
+    central: list[Edge] = []
+    for module, entries in members.items():
+        entries.sort()
+        summary = readme_summary(root / module if module else root)
+        if not summary:
+            entry = [doc for _, path, doc in entries
+                     if doc and path.rsplit("/", 1)[-1] in _ENTRY_NAMES]
+            summary = (entry[0] if entry else
+                       " ".join(doc for _, _, doc in entries[:2] if doc))[:300]
+        modules[module] = (summary, -sum(rank for rank, _, _ in entries))
+        node = (module or ".") + "/"
+        central += [Edge(node, path, "central_in", "module", -rank)
+                    for rank, path, _ in entries[:CENTRAL_PER_MODULE]]
+    store.replace_modules(modules)
+    store.replace_edges("module", central)

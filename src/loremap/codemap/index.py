@@ -1,0 +1,185 @@
+"""`loremap index`: bring the code map in line with the repository, re-reading only what moved.
+
+A file whose (size, mtime) matches the index is not read; one whose content hash matches is
+not parsed. Parsing runs in worker processes when there is enough of it. The graph (imports,
+references, co-change), the ranks and the module nodes are then recomputed from what the index
+holds, which needs no file I/O, and the map pages are rendered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from loremap.codemap.discover import Skipped, SkipRules, SourceFile, discover, sniff
+from loremap.codemap.graph import rebuild_graph
+from loremap.codemap.history import read_history
+from loremap.model import Edge
+from loremap.model.code import CodeFile, FileStamp
+from loremap.store.sqlite import SqliteStore
+
+_PARALLEL_FROM = 64  # below this many files to parse, worker start-up costs more than it saves
+_HEAD_META = "code.head"
+
+Progress = Callable[[int, int], None]
+
+
+class IndexReport(NamedTuple):
+    """What an index run did."""
+
+    files: int
+    parsed: int
+    removed: int
+    skipped: dict[str, int]
+    history: str
+    seconds: float
+    changed: bool
+
+
+class _Job(NamedTuple):
+    root: str
+    file: SourceFile
+    old_hash: str | None
+
+
+class _Touch(NamedTuple):
+    path: str
+    size: int
+    mtime_ns: int
+
+
+def module_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _read(job: _Job) -> CodeFile | Skipped | _Touch:
+    """Read, sniff, hash and parse one file (runs in a worker process)."""
+    from loremap.codemap.parse import parse_source
+
+    file = job.file
+    try:
+        with open(os.path.join(job.root, file.path), "rb") as fh:
+            data = fh.read()
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return Skipped(file.path, "vanished")
+    reason = sniff(file.path, data[:8192])
+    if reason is not None:
+        return Skipped(file.path, reason)
+    digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    if digest == job.old_hash:
+        return _Touch(file.path, st.st_size, st.st_mtime_ns)
+    module = module_of(file.path)
+    if file.language is None:
+        return CodeFile(file.path, module, None, st.st_size, st.st_mtime_ns, digest)
+    facts = parse_source(file.path, file.language, data)
+    return CodeFile(file.path, module, file.language, st.st_size, st.st_mtime_ns, digest,
+                    facts.docstring, facts.imports, facts.definitions, facts.references,
+                    syntax_errors=facts.syntax_errors)
+
+
+def _results(jobs: list[_Job], workers: int) -> Iterator[CodeFile | Skipped | _Touch]:
+    if workers <= 1 or len(jobs) < _PARALLEL_FROM:
+        yield from map(_read, jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_read, jobs, chunksize=16)
+
+
+def _plan(root: Path, rules: SkipRules, stamps: dict[str, FileStamp]
+          ) -> tuple[list[_Job], set[str], Counter[str]]:
+    jobs: list[_Job] = []
+    seen: set[str] = set()
+    skipped: Counter[str] = Counter()
+    for item in discover(root, rules):
+        if isinstance(item, Skipped):
+            skipped[item.reason] += 1
+            continue
+        old = stamps.get(item.path)
+        if old is not None and old.size == item.size and old.mtime_ns == item.mtime_ns:
+            seen.add(item.path)
+            continue
+        jobs.append(_Job(str(root), item, old.content_hash if old else None))
+        seen.add(item.path)
+    return jobs, seen, skipped
+
+
+def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | None,
+               workers: int = 1, progress: Progress | None = None,
+               history_commits: int = 1000) -> IndexReport:
+    """Index the repository at `root` into `store`; returns what changed."""
+    started = time.perf_counter()
+    stamps = store.file_stamps()
+    jobs, seen, skipped = _plan(root, rules, stamps)
+    removed = sorted(set(stamps) - seen)
+    head_moved = store.meta(_HEAD_META) != (head or "")
+    if not jobs and not removed and not head_moved:
+        return IndexReport(len(seen), 0, 0, dict(skipped), "unchanged",
+                           time.perf_counter() - started, False)
+    parsed, changed_paths, history = 0, [], "unchanged"
+    with store.write():
+        for done, result in enumerate(_results(jobs, workers), start=1):
+            if isinstance(result, Skipped):
+                skipped[result.reason] += 1
+                seen.discard(result.path)
+                if result.path in stamps:
+                    removed.append(result.path)
+            elif isinstance(result, _Touch):
+                store.touch_file(result.path, result.size, result.mtime_ns)
+            else:
+                store.upsert_file(result)
+                parsed += 1
+                changed_paths.append(result.path)
+            if progress is not None:
+                progress(done, len(jobs))
+        store.delete_files(removed)
+        if head_moved:
+            history = _apply_history(store, root, set(seen), history_commits)
+            store.set_meta(_HEAD_META, head or "")
+        files_moved = bool(removed) or any(p not in stamps for p in changed_paths)
+        rebuild_graph(store, root, changed=None if files_moved else changed_paths)
+    return IndexReport(len(seen), parsed, len(removed), dict(skipped), history,
+                       time.perf_counter() - started, True)
+
+
+def _apply_history(store: SqliteStore, root: Path, files: set[str], commits: int) -> str:
+    history = read_history(root, max_commits=commits)
+    if history is None:
+        store.replace_edges("cochange", [])
+        store.set_subjects({})
+        return "no git history"
+    edges: Iterable[Edge] = (
+        Edge(a, b, "co_changes", "cochange", weight)
+        for (a, b), weight in history.cochange.items() if a in files and b in files)
+    store.replace_edges("cochange", edges)
+    store.set_subjects(history.subjects)
+    note = " (shallow clone: co-change is partial)" if history.shallow else ""
+    return f"{history.commits} commits{note}"
+
+
+def tty_progress(label: str) -> Progress | None:
+    """A progress bar on stderr when it is a terminal, else None."""
+    if not sys.stderr.isatty():
+        return None
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        percent = done * 100 // max(total, 1)
+        if percent == last[0] and done != total:
+            return
+        last[0] = percent
+        bar = "#" * (percent // 4)
+        sys.stderr.write(f"\r{label} [{bar:<25}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show

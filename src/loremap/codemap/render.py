@@ -1,0 +1,187 @@
+"""The map pages: level 0 (`.loremap/map.md`, at most 500 tokens) and one page per module.
+
+Everything here is deterministic (sorted, rounded ranks, no clocks), so re-rendering an
+unchanged repository gives the same bytes and the pages diff cleanly in git. Pages are only
+written when their bytes change; pages of modules that disappeared are removed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from itertools import zip_longest
+from pathlib import Path
+from typing import NamedTuple
+
+from loremap.codemap.languages import LANGUAGES
+from loremap.model import Edge
+from loremap.store.sqlite import SqliteStore
+from loremap.store.sqlite.code import FileRow
+from loremap.text import estimate_tokens
+from loremap.vault.fs import atomic_write
+
+MAP_BUDGET = 500
+MODULES_DIR = "modules"
+_KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1,
+               "function": 2, "method": 3, "module": 4, "constant": 5, "variable": 6}
+
+
+class Snapshot(NamedTuple):
+    """What the renderers read from the index, once."""
+
+    files: list[FileRow]
+    edges: list[Edge]
+    notes: dict[str, int]
+
+
+def module_slug(module: str) -> str:
+    """The page name of a module: its path with '/' as '--' ('root' for the top folder)."""
+    return module.replace("/", "--") if module else "root"
+
+
+def module_label(module: str) -> str:
+    return f"{module}/" if module else "./"
+
+
+def _key(f: FileRow) -> tuple[float, str]:
+    return (-round(f.rank, 6), f.path)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def snapshot(store: SqliteStore) -> Snapshot:
+    return Snapshot(store.code_files(), store.graph_edges(["import", "cochange"]),
+                    store.note_counts())
+
+
+def render_map(snap: Snapshot, project: str, summaries: dict[str, str]) -> str:
+    """Level 0: languages, modules with their central files, the most central files, notes."""
+    files = sorted(snap.files, key=_key)
+    languages = Counter(LANGUAGES[f.language].label for f in files if f.language in LANGUAGES)
+    langs = ", ".join(f"{name} {n}" for name, n in sorted(languages.items(),
+                                                           key=lambda kv: (-kv[1], kv[0])))
+    notes = ", ".join(f"{n} {t}" for t, n in sorted(snap.notes.items())) or "none yet"
+    head = [f"# Map of {project}", "",
+            f"{len(files)} source files ({langs or 'no supported language'}). Notes: {notes}.", ""]
+    by_module: dict[str, list[FileRow]] = defaultdict(list)
+    for f in files:
+        by_module[f.module].append(f)
+    module_rank = sorted(by_module, key=lambda m: (-round(sum(f.rank for f in by_module[m]), 6),
+                                                   m))
+    module_lines = []
+    for module in module_rank:
+        members = by_module[module]
+        central = ", ".join(f.path.rsplit("/", 1)[-1] for f in members[:3])
+        summary = _clip(summaries.get(module, ""), 90)
+        module_lines.append(f"- `{module_label(module)}` ({len(members)} files)"
+                            + (f": {summary}" if summary else "") + f" — {central}")
+    file_lines = [f"- `{f.path}`" + (f" — {_clip(f.docstring, 80)}" if f.docstring else "")
+                  for f in files[:10]]
+    tail = ["", "Zoom in with `loremap map <module>`; open a file with `loremap show <path>`."]
+    return _fit(head, ["## Modules"], module_lines, ["", "## Central files"], file_lines, tail)
+
+
+def _fit(head: list[str], mod_head: list[str], modules: list[str], file_head: list[str],
+         files: list[str], tail: list[str]) -> str:
+    """As many module and file lines as fit in MAP_BUDGET tokens, best first."""
+    chosen_modules: list[str] = []
+    chosen_files: list[str] = []
+
+    def text() -> str:
+        body = head + mod_head + chosen_modules + file_head + chosen_files + tail
+        return "\n".join(body) + "\n"
+
+    # Alternate modules and files so that a tight budget keeps the best of both.
+    pairs = zip_longest([("m", line) for line in modules[:12]], [("f", line) for line in files])
+    queue = [item for pair in pairs for item in pair if item is not None]
+    for kind, line in queue:
+        target = chosen_modules if kind == "m" else chosen_files
+        target.append(line)
+        if estimate_tokens(text()) > MAP_BUDGET:
+            target.pop()
+    return text()
+
+
+def render_module(snap: Snapshot, module: str, summary: str,
+                  symbols: dict[str, list[tuple[str, str, int]]],
+                  notes: Sequence[tuple[str, str, str]]) -> str:
+    """Level 1: one module's purpose, ranked files, dependencies, co-change partners, notes."""
+    members = sorted((f for f in snap.files if f.module == module), key=_key)
+    paths = {f.path for f in members}
+    lines = [f"# Module `{module_label(module)}`", "", summary or "(no README or docstring)", "",
+             "## Files", ""]
+    for f in members:
+        names = sorted(symbols.get(f.path, []), key=lambda s: (_KIND_ORDER.get(s[1], 9), s[2]))
+        key = ", ".join(dict.fromkeys(name for name, _, _ in names[:6]))
+        doc = f" — {_clip(f.docstring, 100)}" if f.docstring else ""
+        lines.append(f"- `{f.path.rsplit('/', 1)[-1]}`{doc}" + (f" ({key})" if key else ""))
+    file_module = {f.path: f.module for f in snap.files}
+    depends: Counter[str] = Counter()
+    used_by: Counter[str] = Counter()
+    partners: list[tuple[float, str, str]] = []
+    for e in snap.edges:
+        inside_src, inside_dst = e.src in paths, e.dst in paths
+        if e.origin == "import" and inside_src != inside_dst:
+            if inside_src and e.dst in file_module:
+                depends[file_module[e.dst]] += 1
+            elif inside_dst and e.src in file_module:
+                used_by[file_module[e.src]] += 1
+        elif e.origin == "cochange" and (inside_src or inside_dst):
+            partners.append((-round(e.weight, 3), e.src, e.dst))
+    lines += _counted("Depends on", depends)
+    lines += _counted("Used by", used_by)
+    if partners:
+        lines += ["", "## Changes together with", ""]
+        lines += [f"- `{a}` and `{b}` ({-w:.2f})" for w, a, b in sorted(partners)[:8]]
+    if notes:
+        lines += ["", "## Notes", ""]
+        lines += [f"- [{t}] {title} (`{note_id}`)" for note_id, t, title in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _counted(title: str, counts: Counter[str]) -> list[str]:
+    if not counts:
+        return []
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ["", f"## {title}", ""] + [
+        f"- `{module_label(m)}` ({n} import{'s' if n != 1 else ''})" for m, n in ordered[:10]]
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)
+    return True
+
+
+def render_all(store: SqliteStore, root: Path, loremap_dir: Path) -> int:
+    """Write map.md and every module page that changed; remove pages of vanished modules."""
+    snap = snapshot(store)
+    summaries = store.module_summaries()
+    written = int(write_if_changed(loremap_dir / "map.md",
+                                   render_map(snap, root.name, summaries)))
+    modules = sorted({f.module for f in snap.files})
+    pages = loremap_dir / MODULES_DIR
+    keep = set()
+    for module in modules:
+        members = [f.path for f in snap.files if f.module == module]
+        symbols = {p: store.symbols_of(p) for p in members}
+        page = render_module(snap, module, summaries.get(module, ""), symbols,
+                             store.notes_about(members))
+        name = f"{module_slug(module)}.md"
+        keep.add(name)
+        written += write_if_changed(pages / name, page)
+    if pages.is_dir():
+        for stale in pages.glob("*.md"):
+            if stale.name not in keep:
+                stale.unlink()
+                written += 1
+    return written

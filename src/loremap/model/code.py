@@ -1,0 +1,51 @@
+"""Records of the code map: what parsing a file yields and what the index keeps of a file."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Definition(NamedTuple):
+    """A named definition: `kind` is function, method, class, interface, struct, enum, trait,
+    type, module, constant or variable; `line` is 1-based."""
+
+    name: str
+    kind: str
+    line: int
+
+
+class FileFacts(NamedTuple):
+    """The facts of one source file, independent of every other file."""
+
+    path: str  # repository-relative, POSIX separators
+    language: str  # a key of loremap.codemap.languages.LANGUAGES
+    docstring: str  # first paragraph of the top docstring or header comment ("" if none)
+    definitions: tuple[Definition, ...]
+    references: tuple[str, ...]  # distinct names used (calls, types, attributes), sorted
+    imports: tuple[str, ...]  # import specifiers as written, in order, distinct
+    syntax_errors: bool = False  # the tree had errors; the facts are what parsed
+
+
+class FileStamp(NamedTuple):
+    """What decides whether a file must be read again."""
+
+    size: int
+    mtime_ns: int
+    content_hash: str
+
+
+class CodeFile(NamedTuple):
+    """A repository file as the index stores it (config files and READMEs have no language)."""
+
+    path: str
+    module: str  # the folder, "" for the repository root
+    language: str | None
+    size: int
+    mtime_ns: int
+    content_hash: str
+    docstring: str = ""
+    imports: tuple[str, ...] = ()
+    definitions: tuple[Definition, ...] = ()
+    references: tuple[str, ...] = ()
+    subjects: tuple[str, ...] = ()
+    syntax_errors: bool = False

@@ -1,0 +1,246 @@
+"""The code tables of the SQLite index: files, their definitions and the names they use.
+
+Files are nodes of the same graph as the notes (`nodes.kind = 'file'`, id = the repository
+path; modules are `kind = 'module'`, id = the folder path with a trailing `/`), searchable
+through the same FTS table: the path and file name weigh like a title, the definitions go to
+the `symbols` column, the top docstring and the last commit subjects to the body.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from loremap.model import Edge
+from loremap.model.code import CodeFile, FileStamp
+from loremap.text import Analyzer
+
+
+class FileRow(NamedTuple):
+    """A file of the code map as the renderers read it."""
+
+    path: str
+    module: str
+    language: str | None
+    docstring: str
+    rank: float
+
+
+class CodeTables:
+    """Mixin of `SqliteStore`: the code-map operations (inside `write()` for changes)."""
+
+    conn: sqlite3.Connection
+    analyzer: Analyzer
+
+    def file_stamps(self) -> dict[str, FileStamp]:
+        rows = self.conn.execute("SELECT path, size, mtime_ns, content_hash FROM files")
+        return {r[0]: FileStamp(r[1], r[2], r[3]) for r in rows}
+
+    def upsert_file(self, file: CodeFile) -> None:
+        """Insert or replace one file: its row, definitions, references and search text."""
+        c = self.conn
+        self._forget_file(file.path, keep_edges=True)
+        c.execute(
+            "INSERT INTO files (path, module, language, size, mtime_ns, content_hash, docstring,"
+            " imports, subjects, syntax_errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (file.path, file.module, file.language, file.size, file.mtime_ns,
+             file.content_hash, file.docstring, json.dumps(list(file.imports)),
+             json.dumps(list(file.subjects)), int(file.syntax_errors)))
+        c.executemany("INSERT INTO symbols (file, name, kind, line) VALUES (?, ?, ?, ?)",
+                      [(file.path, d.name, d.kind, d.line) for d in file.definitions])
+        c.executemany("INSERT OR IGNORE INTO refs (file, name) VALUES (?, ?)",
+                      [(file.path, name) for name in file.references])
+        if file.language is not None:
+            self._index_file_node(file.path, file.docstring, file.subjects,
+                                  [d.name for d in file.definitions])
+
+    def _index_file_node(self, path: str, docstring: str, subjects: Sequence[str],
+                         names: Sequence[str]) -> None:
+        c = self.conn
+        body = "\n".join([docstring, *subjects]).strip()
+        cur = c.execute("INSERT INTO nodes (id, kind, title, body, path) "
+                        "VALUES (?, 'file', ?, ?, ?)", (path, path, body, path))
+        tokens = self.analyzer.tokens
+        c.execute(
+            "INSERT INTO fts (rowid, title, body, tags, symbols, path) VALUES (?, ?, ?, '', ?, ?)",
+            (cur.lastrowid, " ".join(tokens(path.rsplit("/", 1)[-1])), " ".join(tokens(body)),
+             " ".join(tokens(" ".join(names))), " ".join(tokens(path))))
+
+    def set_subjects(self, subjects: dict[str, tuple[str, ...]]) -> int:
+        """Record the latest commit subjects of each file; re-index those that changed."""
+        changed = 0
+        rows = self.conn.execute("SELECT path, subjects, docstring FROM files "
+                                 "WHERE language IS NOT NULL").fetchall()
+        for path, old, docstring in rows:
+            new = list(subjects.get(path, ()))
+            if json.loads(old) == new:
+                continue
+            changed += 1
+            self.conn.execute("UPDATE files SET subjects = ? WHERE path = ?",
+                              (json.dumps(new), path))
+            names = [r[0] for r in self.conn.execute(
+                "SELECT name FROM symbols WHERE file = ? ORDER BY line", (path,))]
+            self._drop_node(path)
+            self._index_file_node(path, docstring, new, names)
+        return changed
+
+    def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                          (size, mtime_ns, path))
+
+    def delete_files(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            self._forget_file(path, keep_edges=False)
+
+    def _drop_node(self, node_id: str) -> None:
+        row = self.conn.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        if row is not None:
+            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+            self.conn.execute("DELETE FROM nodes WHERE rowid = ?", (row[0],))
+
+    def _forget_file(self, path: str, keep_edges: bool) -> None:
+        c = self.conn
+        c.execute("DELETE FROM files WHERE path = ?", (path,))
+        c.execute("DELETE FROM symbols WHERE file = ?", (path,))
+        c.execute("DELETE FROM refs WHERE file = ?", (path,))
+        self._drop_node(path)
+        if not keep_edges:
+            c.execute("DELETE FROM edges WHERE (src = ? OR dst = ?) AND origin != 'declared'",
+                      (path, path))
+
+    # --- graph -----------------------------------------------------------------------------
+
+    def file_imports(self) -> list[tuple[str, str, list[str]]]:
+        """(path, language, import specifiers) of every parsed source file."""
+        rows = self.conn.execute("SELECT path, language, imports FROM files "
+                                 "WHERE language IS NOT NULL ORDER BY path")
+        return [(r[0], r[1], json.loads(r[2])) for r in rows]
+
+    def all_file_paths(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM files ORDER BY path")]
+
+    def replace_edges(self, origin: str, edges: Iterable[Edge], sources: Iterable[str] | None
+                      = None) -> None:
+        """Replace the edges of `origin` (only those leaving `sources`, when given)."""
+        c = self.conn
+        if sources is None:
+            c.execute("DELETE FROM edges WHERE origin = ?", (origin,))
+        else:
+            c.executemany("DELETE FROM edges WHERE origin = ? AND src = ?",
+                          [(origin, s) for s in sources])
+        c.executemany("INSERT OR REPLACE INTO edges (src, dst, rel, origin, weight) "
+                      "VALUES (?, ?, ?, ?, ?)",
+                      [(e.src, e.dst, e.rel, e.origin, e.weight) for e in edges])
+
+    def rebuild_reference_edges(self, max_definers: int = 20) -> None:
+        """File -> file edges for every name a file uses that another file defines.
+
+        Weighted like Aider's repository map: a name defined in many files says little, so
+        each shared name adds 1/(number of files defining it); names defined in more than
+        `max_definers` files, or shorter than three characters, add nothing.
+        """
+        c = self.conn
+        c.execute("DELETE FROM edges WHERE origin = 'reference'")
+        c.execute(
+            "INSERT INTO edges (src, dst, rel, origin, weight) "
+            "SELECT r.file, s.file, 'references', 'reference', SUM(1.0 / d.n) "
+            "FROM refs r "
+            "JOIN (SELECT name, COUNT(DISTINCT file) AS n FROM symbols "
+            "      WHERE length(name) >= 3 GROUP BY name HAVING n <= ?) d ON d.name = r.name "
+            "JOIN (SELECT DISTINCT file, name FROM symbols) s ON s.name = r.name "
+            "WHERE s.file != r.file GROUP BY r.file, s.file",
+            (max_definers,))
+
+    def graph_edges(self, origins: Sequence[str]) -> list[Edge]:
+        marks = ", ".join("?" for _ in origins)
+        rows = self.conn.execute(
+            f"SELECT src, dst, rel, origin, weight FROM edges WHERE origin IN ({marks}) "
+            "ORDER BY src, dst, rel", list(origins))
+        return [Edge(*r) for r in rows]
+
+    def file_ranks(self) -> dict[str, float]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT path, rank FROM files WHERE language IS NOT NULL")}
+
+    def set_file_ranks(self, ranks: dict[str, float]) -> None:
+        self.conn.executemany("UPDATE files SET rank = ? WHERE path = ?",
+                              [(rank, path) for path, rank in ranks.items()])
+        self.conn.executemany("UPDATE nodes SET rank = ? WHERE id = ?",
+                              [(rank, path) for path, rank in ranks.items()])
+
+    def replace_modules(self, modules: dict[str, tuple[str, float]]) -> None:
+        """Module nodes: folder path + '/' -> (summary, rank); searchable like files."""
+        c = self.conn
+        for (node_id,) in c.execute("SELECT id FROM nodes WHERE kind = 'module'").fetchall():
+            self._drop_node(node_id)
+        tokens = self.analyzer.tokens
+        for module, (summary, rank) in sorted(modules.items()):
+            node_id = (module or ".") + "/"
+            cur = c.execute("INSERT INTO nodes (id, kind, title, body, path, rank) "
+                            "VALUES (?, 'module', ?, ?, ?, ?)",
+                            (node_id, node_id, summary, module, rank))
+            c.execute("INSERT INTO fts (rowid, title, body, tags, symbols, path) "
+                      "VALUES (?, ?, ?, '', '', ?)",
+                      (cur.lastrowid, " ".join(tokens(module.rsplit("/", 1)[-1])),
+                       " ".join(tokens(summary)), " ".join(tokens(module))))
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def code_files(self) -> list[FileRow]:
+        rows = self.conn.execute("SELECT path, module, language, docstring, rank FROM files "
+                                 "WHERE language IS NOT NULL ORDER BY path")
+        return [FileRow(*r) for r in rows]
+
+    def file_row(self, path: str) -> FileRow | None:
+        row = self.conn.execute("SELECT path, module, language, docstring, rank FROM files "
+                                "WHERE path = ?", (path,)).fetchone()
+        return None if row is None else FileRow(*row)
+
+    def symbols_of(self, path: str) -> list[tuple[str, str, int]]:
+        return [(r[0], r[1], r[2]) for r in self.conn.execute(
+            "SELECT name, kind, line FROM symbols WHERE file = ? ORDER BY line, name", (path,))]
+
+    def notes_about(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(id, type, title) of active notes whose files or links name one of `paths`."""
+        if not paths:
+            return []
+        wanted = set(paths)
+        out = {}
+        rows = self.conn.execute("SELECT id, type, title, files FROM nodes "
+                                 "WHERE kind = 'note' AND status = 'active'")
+        for note_id, note_type, title, files in rows:
+            if wanted & set(json.loads(files)):
+                out[note_id] = (note_id, note_type or "", title)
+        marks = ", ".join("?" for _ in wanted)
+        for note_id, note_type, title in self.conn.execute(
+                f"SELECT n.id, n.type, n.title FROM edges e JOIN nodes n ON n.id = e.src "
+                f"WHERE e.origin = 'declared' AND n.status = 'active' AND e.dst IN ({marks})",
+                sorted(wanted)):
+            out[note_id] = (note_id, note_type or "", title)
+        return [out[k] for k in sorted(out)]
+
+    def module_summaries(self) -> dict[str, str]:
+        """Folder path ("" for the root) -> the summary stored on its module node."""
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT path, body FROM nodes WHERE kind = 'module'")}
+
+    def notes_digest(self) -> str:
+        """A digest of what the map pages show of the notes (ids, types, titles, files, links)."""
+        import hashlib
+
+        digest = hashlib.sha1(usedforsecurity=False)
+        for row in self.conn.execute(
+                "SELECT id, type, title, files FROM nodes WHERE kind = 'note' AND "
+                "status = 'active' ORDER BY id"):
+            digest.update(repr(row).encode("utf-8", "surrogatepass"))
+        for row in self.conn.execute("SELECT src, dst, rel FROM edges WHERE origin = 'declared' "
+                                     "ORDER BY src, dst, rel"):
+            digest.update(repr(row).encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def note_counts(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT type, count(*) FROM nodes WHERE kind = 'note' AND status = 'active' "
+            "GROUP BY type ORDER BY type")}

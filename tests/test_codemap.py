@@ -1,0 +1,181 @@
+"""The code map end to end: a small multi-language repository with a real git history."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+
+GOLDEN = Path(__file__).with_name("fixtures") / "golden"
+FILES = {
+    "README.md": "# Shop\n\nA tiny shop that sells things, used to test the code map.\n",
+    "pyproject.toml": '[project]\nname = "shop"\n',
+    "src/shop/__init__.py": '"""The shop package: carts, prices and discounts."""\n',
+    "src/shop/cart.py": (
+        '"""Carts hold the line items a customer is buying."""\n'
+        "from shop.pricing import total\n\n\n"
+        "class Cart:\n"
+        "    def __init__(self):\n        self.items = []\n\n"
+        "    def add(self, item):\n        self.items.append(item)\n\n"
+        "    def checkout(self):\n        return total(self.items)\n"),
+    "src/shop/pricing.py": (
+        '"""Prices and totals of a cart."""\n'
+        "from .discount import apply_coupon\n\n\n"
+        "def total(items):\n    return apply_coupon(sum(i.price for i in items))\n"),
+    "src/shop/discount.py": (
+        '"""Coupons and discounts."""\n\n\n'
+        "def apply_coupon(amount, code=None):\n    return amount\n"),
+    "web/README.md": "# Web\n\nThe browser front end of the shop, written in TypeScript.\n",
+    "web/app.ts": (
+        "import { formatPrice } from './format';\n\n"
+        "export function render(): string {\n  return formatPrice(3);\n}\n"),
+    "web/format.ts": (
+        "/** Formatting helpers for prices shown in the browser. */\n"
+        "export function formatPrice(n: number): string {\n  return `$${n}`;\n}\n"),
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def shop(tmp_path, monkeypatch):
+    """The shop repository with four commits: cart and pricing change together twice."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    write(root, FILES)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Initial shop")
+    for n in (1, 2):
+        for rel in ("src/shop/cart.py", "src/shop/pricing.py"):
+            with open(root / rel, "a", encoding="utf-8") as fh:
+                fh.write(f"# change {n}\n")
+        git(root, "commit", "-qam", f"Price change {n}")
+    with open(root / "src/shop/discount.py", "a", encoding="utf-8") as fh:
+        fh.write("# tweak\n")
+    git(root, "commit", "-qam", "Tweak coupons")
+    monkeypatch.chdir(root)
+    return root
+
+
+def index(cli) -> dict:
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":  # LOREMAP_* is cleared by the home fixture
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"golden {name} differs"
+
+
+def test_init_builds_the_map_and_module_pages(shop, cli):
+    assert cli("init").code == 0
+    lore = shop / ".loremap"
+    check_golden("shop-map.md", (lore / "map.md").read_text(encoding="utf-8"))
+    check_golden("shop-module-src-shop.md",
+                 (lore / "modules" / "src--shop.md").read_text(encoding="utf-8"))
+    assert {p.name for p in (lore / "modules").iterdir()} == {"src--shop.md", "web.md"}
+
+
+def test_the_map_fits_its_budget_and_names_languages_and_modules(shop, cli):
+    from loremap.text import estimate_tokens
+
+    cli("init")
+    text = cli("map").out
+    assert estimate_tokens(text) <= 500
+    assert "Python 4" in text and "TypeScript 2" in text
+    assert "`src/shop/`" in text and "`web/`" in text
+    page = cli("map", "web").out
+    assert "The browser front end of the shop" in page
+    assert "format.ts" in page and "formatPrice" in page
+    missing = cli("map", "nowhere")
+    assert missing.code == 1 and "no module nowhere/" in missing.err
+
+
+def test_show_a_file_gives_module_symbols_imports_importers_and_co_change(shop, cli):
+    cli("init")
+    cart = json.loads(cli("show", "src/shop/cart.py", "--json").out)
+    assert cart["module"] == "src/shop" and cart["language"] == "python"
+    assert cart["imports"] == ["src/shop/pricing.py"]
+    assert {s[0] for s in cart["symbols"]} >= {"Cart", "add", "checkout"}
+    assert cart["changes_with"] == [["src/shop/pricing.py", 0.75]]
+    pricing = json.loads(cli("show", "src/shop/pricing.py", "--json").out)
+    assert pricing["imports"] == ["src/shop/discount.py"]
+    assert pricing["imported_by"] == ["src/shop/cart.py"]
+    app = json.loads(cli("show", "web/app.ts", "--json").out)
+    assert app["imports"] == ["web/format.ts"]
+
+
+def test_files_that_others_lean_on_rank_higher(shop, cli):
+    cli("init")
+    rank = {p: json.loads(cli("show", p, "--json").out)["rank"]
+            for p in ("src/shop/cart.py", "src/shop/pricing.py", "src/shop/discount.py")}
+    assert rank["src/shop/discount.py"] > rank["src/shop/pricing.py"] > rank["src/shop/cart.py"]
+
+
+def test_reindexing_an_unchanged_repository_parses_nothing_and_keeps_the_bytes(shop, cli):
+    cli("init")
+    lore = shop / ".loremap"
+    before = {p: p.stat().st_mtime_ns for p in [lore / "map.md", *lore.glob("modules/*.md")]}
+    report = index(cli)
+    assert (report["parsed"], report["removed"]) == (0, 0)
+    os.utime(shop / "src/shop/cart.py")  # touched, same content: hashed, not parsed
+    assert index(cli)["parsed"] == 0
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+
+
+def test_only_changed_files_are_parsed_and_deleted_or_renamed_files_leave(shop, cli):
+    cli("init")
+    with open(shop / "src/shop/discount.py", "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef remove_coupon(amount):\n    return amount\n")
+    assert index(cli)["parsed"] == 1
+    symbols = json.loads(cli("show", "src/shop/discount.py", "--json").out)["symbols"]
+    assert "remove_coupon" in {s[0] for s in symbols}
+    (shop / "web/format.ts").unlink()
+    report = index(cli)
+    assert report["removed"] == 1
+    assert json.loads(cli("show", "web/app.ts", "--json").out)["imports"] == []
+    assert cli("show", "web/format.ts").code == 1
+    (shop / "src/shop/pricing.py").rename(shop / "src/shop/prices.py")
+    report = index(cli)
+    assert (report["parsed"], report["removed"]) == (1, 1)
+    assert json.loads(cli("show", "src/shop/prices.py", "--json").out)["imports"] == [
+        "src/shop/discount.py"]
+
+
+def test_notes_about_a_file_show_on_its_page_and_in_show(shop, cli):
+    cli("init")
+    cli("remember", "-t", "gotcha", "--title", "Coupons apply before tax",
+        "--file", "src/shop/discount.py", "-m", "Apply the coupon to the net amount.")
+    page = cli("map", "src/shop").out
+    assert "[gotcha] Coupons apply before tax" in page
+    shown = json.loads(cli("show", "src/shop/discount.py", "--json").out)
+    assert shown["notes"] == [["gotcha-coupons-apply-before-tax", "gotcha",
+                               "Coupons apply before tax"]]
+    assert "1 gotcha" in cli("map").out
+
+
+def test_a_directory_outside_git_is_walked_with_its_gitignore(tmp_path, cli, monkeypatch):
+    root = tmp_path / "plain"
+    write(root, {"a.py": "import b\n", "b.py": "X = 1\n", "build/gen.py": "Y = 2\n",
+                 "secret.py": "Z = 3\n", ".gitignore": "secret.py\n"})
+    monkeypatch.chdir(root)
+    assert cli("init").code == 0
+    report = index(cli)
+    assert report["history"] in ("unchanged", "no git history")
+    assert json.loads(cli("show", "a.py", "--json").out)["imports"] == ["b.py"]
+    assert cli("show", "secret.py").code == 1
+    assert cli("show", "build/gen.py").code == 1
