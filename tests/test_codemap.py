@@ -179,3 +179,34 @@ def test_a_directory_outside_git_is_walked_with_its_gitignore(tmp_path, cli, mon
     assert json.loads(cli("show", "a.py", "--json").out)["imports"] == ["b.py"]
     assert cli("show", "secret.py").code == 1
     assert cli("show", "build/gen.py").code == 1
+
+
+def graph_state(root: Path) -> tuple[list, dict]:
+    import sqlite3
+
+    with sqlite3.connect(root / ".loremap" / "index.sqlite") as conn:
+        edges = conn.execute("SELECT src, dst, rel, origin, round(weight, 9) FROM edges "
+                             "WHERE origin != 'declared' ORDER BY 1, 2, 3, 4").fetchall()
+        ranks = dict(conn.execute("SELECT path, rank FROM files WHERE language IS NOT NULL"))
+    return edges, ranks
+
+
+def test_incremental_edges_and_ranks_match_a_full_rebuild(shop, cli):
+    cli("init")
+    with open(shop / "src/shop/discount.py", "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef remove_coupon(amount):\n    return amount\n")
+    cart = shop / "src/shop/cart.py"
+    cart.write_text(cart.read_text(encoding="utf-8").replace(
+        "return total(self.items)", "return remove_coupon(total(self.items))"), encoding="utf-8")
+    write(shop, {"src/shop/tax.py": "def add_tax(amount):\n    return amount\n"})
+    pricing = shop / "src/shop/pricing.py"
+    pricing.write_text(pricing.read_text(encoding="utf-8").replace(
+        "return apply_coupon(", "return add_tax(apply_coupon(") + ")\n", encoding="utf-8")
+    assert index(cli)["parsed"] == 4
+    incremental = graph_state(shop)
+    assert cli("reindex").code == 0
+    full = graph_state(shop)
+    assert incremental[0] == full[0]
+    assert incremental[1] == {p: pytest.approx(r, abs=1e-9) for p, r in full[1].items()}
+    assert ("src/shop/cart.py", "src/shop/discount.py", "references", "reference", 1.0) \
+        in full[0]

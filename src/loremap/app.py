@@ -123,7 +123,8 @@ class App:
         digest = self.store.notes_digest()
         stale = self.store.meta(_MAP_META) != digest
         if report.changed or stale or not (self.loremap_dir / "map.md").exists():
-            render_all(self.store, self.root, self.loremap_dir)
+            only = None if stale else report.modules
+            render_all(self.store, self.root, self.loremap_dir, only)
             with self.store.write():
                 self.store.set_meta(_MAP_META, digest)
         return report

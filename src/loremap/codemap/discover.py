@@ -16,12 +16,13 @@ import re
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from loremap.codemap.languages import language_for
+from loremap.codemap.patterns import Excludes, compile_excludes
 from loremap.errors import UserError
 
 if TYPE_CHECKING:
@@ -126,83 +127,9 @@ def discover(root: Path, rules: SkipRules) -> Iterator[SourceFile | Skipped]:
     return _from_walk(root, rules, matcher)
 
 
-# ---- exclusion patterns (git mode must not pay for importing pathspec) ----
-
-class _Pattern(NamedTuple):
-    regex: re.Pattern[str]
-    negate: bool
-    dir_only: bool
-    reason: str
-
-
-class _Matcher:
-    """Gitignore-style patterns matched against a path; a pre-check on one combined regex keeps
-    the common case (no pattern matches) at one regex call per path."""
-
-    def __init__(self, patterns: Sequence[_Pattern]) -> None:
-        self._patterns = tuple(reversed(patterns))  # last match wins
-        self._any_dir = _union(p.regex.pattern for p in patterns)
-        self._any_file = _union(p.regex.pattern for p in patterns if not p.dir_only)
-
-    def reason(self, path: str, is_dir: bool) -> str | None:
-        """Why `path` (no trailing slash) is excluded, or None."""
-        if not (self._any_dir if is_dir else self._any_file).fullmatch(path):
-            return None
-        for pattern in self._patterns:
-            if (is_dir or not pattern.dir_only) and pattern.regex.fullmatch(path):
-                return None if pattern.negate else pattern.reason
-        return None
-
-
-def _union(regexes: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{r})" for r in regexes) or "(?!)")
-
-
 @lru_cache(maxsize=8)
-def _compile(patterns: tuple[str, ...]) -> _Matcher:
-    compiled = []
-    for raw in patterns:
-        text = raw.strip()
-        if not text or text.startswith("#"):
-            continue
-        negate = text.startswith("!")
-        text = text.removeprefix("!")
-        dir_only = text.endswith("/")
-        text = text.rstrip("/")
-        anchored = "/" in text
-        body = _glob_to_regex(text.lstrip("/"))
-        regex = re.compile(body if anchored else f"(?:.*/)?{body}")
-        compiled.append(_Pattern(regex, negate, dir_only, _REASONS.get(raw, "excluded")))
-    return _Matcher(compiled)
-
-
-def _glob_to_regex(glob: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(glob)
-    while i < n:
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        char = glob[i]
-        close = glob.find("]", i + 2) if char == "[" else -1
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif close != -1:
-            inner = glob[i + 1:close]
-            inner = "^" + inner[1:] if inner.startswith("!") else inner
-            out.append("[" + inner.replace("\\", "\\\\") + "]")
-            i = close
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return "".join(out)
+def _compile(patterns: tuple[str, ...]) -> Excludes:
+    return compile_excludes(patterns, _REASONS)
 
 
 # ---- git work trees ----
@@ -257,7 +184,7 @@ def _git_paths(root: Path) -> Iterator[str]:
         previous = path
 
 
-def _from_git(root: Path, rules: SkipRules, matcher: _Matcher) -> Iterator[SourceFile | Skipped]:
+def _from_git(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[SourceFile | Skipped]:
     inside = _Inside(root)
     clean: list[str] = []  # directory prefixes of the last path, known not excluded
     pruned = "\0"  # the excluded directory being passed over
@@ -303,7 +230,7 @@ class _Inside:
             return None
 
 
-def _check_file(root: Path, path: str, rules: SkipRules, matcher: _Matcher, inside: _Inside,
+def _check_file(root: Path, path: str, rules: SkipRules, matcher: Excludes, inside: _Inside,
                 st: os.stat_result | None = None) -> SourceFile | Skipped | None:
     language = language_for(path)
     if language is None and not _is_config_file(path):
@@ -340,7 +267,7 @@ def _size(limit: int) -> str:
 _Ignores = tuple[tuple[str, "GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
 
 
-def _from_walk(root: Path, rules: SkipRules, matcher: _Matcher) -> Iterator[SourceFile | Skipped]:
+def _from_walk(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[SourceFile | Skipped]:
     from pathspec import GitIgnoreSpec  # 40 ms to import; git work trees never need it
 
     def ignores_in(directory: str, prefix: str, parent: _Ignores) -> _Ignores:

@@ -25,10 +25,20 @@ _ENTRY_NAMES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "m
                           "doc.go", "package-info.java", "package.json"})
 
 
-def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str] | None) -> None:
-    """Recompute edges, ranks and modules; `changed=None` re-resolves every import."""
-    resolver = Resolver(root, store.all_file_paths())
-    wanted = None if changed is None else set(changed)
+def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affected: set[str],
+                  reresolve: bool) -> bool:
+    """Recompute the edges that `changed` files move, then ranks and modules; return whether
+    the ranks were recomputed (when not, only the changed files' modules can look different).
+
+    `affected` are the names whose defining files changed: every file using one of them has its
+    reference edges recomputed. `reresolve` (files appeared or disappeared) re-resolves every
+    import, since any of them may now point elsewhere.
+    """
+    all_paths = store.all_file_paths()
+    resolver = Resolver(root, all_paths)
+    wanted = None if reresolve else set(changed)
+    sources = set(changed) | store.referencing(affected)
+    before = None if reresolve else store.outgoing(sources)
     edges = []
     for path, language, specs in store.file_imports():
         if wanted is not None and path not in wanted:
@@ -36,21 +46,30 @@ def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str] | None)
         targets = {t for spec in specs for t in resolver.resolve(path, language, spec)}
         edges += [Edge(path, t, "imports", "import") for t in sorted(targets) if t != path]
     store.replace_edges("import", edges, sources=None if wanted is None else sorted(wanted))
-    store.rebuild_reference_edges()
+    store.rebuild_reference_edges(sources)
     files = store.code_files()
-    graph = store.graph_edges(["import", "reference"])
-    ranks = pagerank([f.path for f in files], [(e.src, e.dst, e.weight) for e in graph],
-                     start=store.file_ranks())
-    store.set_file_ranks(ranks)
-    _modules(store, root, files, ranks)
+    if before is not None and store.outgoing(sources) == before:
+        # Trigger: the change moved no import or reference edge (an edit inside a function).
+        # Why: ranks depend on the edges alone. Outcome: keep them; refresh module summaries.
+        ranks = {f.path: f.rank for f in files}
+        moved = False
+    else:
+        ranks = pagerank([f.path for f in files], store.weighted_edges(["import", "reference"]),
+                         start=store.file_ranks())
+        store.set_file_ranks(ranks)
+        moved = True
+    _modules(store, root, files, ranks, set(all_paths))
+    return moved
 
 
-def readme_summary(folder: Path) -> str:
-    """The first prose paragraph of the folder's README ("" when there is none)."""
+def readme_summary(root: Path, module: str, known: set[str]) -> str:
+    """The first prose paragraph of the module's README ("" when there is none); `known` are
+    the repository's indexed paths, which spares a stat per candidate name."""
     for name in _README_NAMES:
-        path = folder / name
-        if not path.is_file():
+        rel = f"{module}/{name}" if module else name
+        if rel not in known:
             continue
+        path = root / rel
         try:
             text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
         except OSError:
@@ -78,8 +97,8 @@ def first_paragraph(text: str, limit: int = 300) -> str:
     return ""
 
 
-def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: dict[str, float]
-             ) -> None:
+def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: dict[str, float],
+             known: set[str]) -> None:
     members: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
     for f in files:
         members[f.module].append((-ranks.get(f.path, 0.0), f.path, f.docstring))
@@ -87,7 +106,7 @@ def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: di
     central: list[Edge] = []
     for module, entries in members.items():
         entries.sort()
-        summary = readme_summary(root / module if module else root)
+        summary = readme_summary(root, module, known)
         if not summary:
             entry = [doc for _, path, doc in entries
                      if doc and path.rsplit("/", 1)[-1] in _ENTRY_NAMES]

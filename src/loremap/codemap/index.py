@@ -40,6 +40,7 @@ class IndexReport(NamedTuple):
     history: str
     seconds: float
     changed: bool
+    modules: frozenset[str] | None = None  # the only modules whose pages can differ (None: all)
 
 
 class _Job(NamedTuple):
@@ -69,13 +70,13 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
             st = os.fstat(fh.fileno())
     except OSError:
         return Skipped(file.path, "vanished")
-    reason = sniff(file.path, data[:8192])
-    if reason is not None:
-        return Skipped(file.path, reason)
     digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
     if digest == job.old_hash:
         return _Touch(file.path, st.st_size, st.st_mtime_ns)
     module = module_of(file.path)
+    reason = sniff(file.path, data[:8192])
+    if reason is not None:  # recorded with its reason, so it is not read again until it changes
+        return CodeFile(file.path, module, None, st.st_size, st.st_mtime_ns, digest, skip=reason)
     if file.language is None:
         return CodeFile(file.path, module, None, st.st_size, st.st_mtime_ns, digest)
     facts = parse_source(file.path, file.language, data)
@@ -121,33 +122,41 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
     jobs, seen, skipped = _plan(root, rules, stamps)
     removed = sorted(set(stamps) - seen)
     head_moved = store.meta(_HEAD_META) != (head or "")
-    if not jobs and not removed and not head_moved:
-        return IndexReport(len(seen), 0, 0, dict(skipped), "unchanged",
-                           time.perf_counter() - started, False)
     parsed, changed_paths, history = 0, [], "unchanged"
-    with store.write():
-        for done, result in enumerate(_results(jobs, workers), start=1):
-            if isinstance(result, Skipped):
-                skipped[result.reason] += 1
-                seen.discard(result.path)
-                if result.path in stamps:
-                    removed.append(result.path)
-            elif isinstance(result, _Touch):
-                store.touch_file(result.path, result.size, result.mtime_ns)
-            else:
-                store.upsert_file(result)
-                parsed += 1
-                changed_paths.append(result.path)
-            if progress is not None:
-                progress(done, len(jobs))
-        store.delete_files(removed)
-        if head_moved:
-            history = _apply_history(store, root, set(seen), history_commits)
-            store.set_meta(_HEAD_META, head or "")
-        files_moved = bool(removed) or any(p not in stamps for p in changed_paths)
-        rebuild_graph(store, root, changed=None if files_moved else changed_paths)
-    return IndexReport(len(seen), parsed, len(removed), dict(skipped), history,
-                       time.perf_counter() - started, True)
+    ranks_moved = True
+    affected: set[str] = set()  # names whose set of defining files changed
+    if jobs or removed or head_moved:
+        with store.write():
+            for done, result in enumerate(_results(jobs, workers), start=1):
+                if isinstance(result, Skipped):  # vanished while we were reading
+                    seen.discard(result.path)
+                    if result.path in stamps:
+                        removed.append(result.path)
+                elif isinstance(result, _Touch):
+                    store.touch_file(result.path, result.size, result.mtime_ns)
+                else:
+                    old = store.defined_names([result.path]) if result.path in stamps else set()
+                    affected |= old ^ {d.name for d in result.definitions}
+                    store.upsert_file(result)
+                    parsed += 1
+                    changed_paths.append(result.path)
+                if progress is not None:
+                    progress(done, len(jobs))
+            affected |= store.defined_names(removed)
+            store.delete_files(removed)
+            if head_moved:
+                history = _apply_history(store, root, seen, history_commits)
+                store.set_meta(_HEAD_META, head or "")
+            if changed_paths or removed or head_moved:
+                files_moved = bool(removed) or any(p not in stamps for p in changed_paths)
+                ranks_moved = rebuild_graph(store, root, changed_paths, affected,
+                                            reresolve=files_moved)
+    skipped.update(store.skipped_counts())
+    files = len(seen) - sum(store.skipped_counts().values())
+    local = not (ranks_moved or removed or head_moved)
+    return IndexReport(files, parsed, len(removed), dict(skipped), history,
+                       time.perf_counter() - started, bool(changed_paths or removed or head_moved),
+                       frozenset(module_of(p) for p in changed_paths) if local else None)
 
 
 def _apply_history(store: SqliteStore, root: Path, files: set[str], commits: int) -> str:

@@ -14,7 +14,7 @@ DAMPING = 0.85
 
 
 def pagerank(nodes: Iterable[str], edges: Iterable[tuple[str, str, float]],
-             start: Mapping[str, float] | None = None, tolerance: float = 1e-9,
+             start: Mapping[str, float] | None = None, tolerance: float = 1e-8,
              max_iterations: int = 100) -> dict[str, float]:
     """Ranks summing to 1 for `nodes`, given weighted directed `edges` between them.
 

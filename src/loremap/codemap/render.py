@@ -105,37 +105,54 @@ def _fit(head: list[str], mod_head: list[str], modules: list[str], file_head: li
     return text()
 
 
-def render_module(snap: Snapshot, module: str, summary: str,
+class ModuleFacts(NamedTuple):
+    """Everything one module page shows, gathered for all modules in one pass."""
+
+    members: list[FileRow]
+    depends: Counter[str]
+    used_by: Counter[str]
+    partners: list[tuple[float, str, str]]
+
+
+def module_facts(snap: Snapshot) -> dict[str, ModuleFacts]:
+    """Per module: ranked files, module dependencies both ways, co-change pairs."""
+    facts: dict[str, ModuleFacts] = {}
+    for f in sorted(snap.files, key=_key):
+        if f.module not in facts:
+            facts[f.module] = ModuleFacts([], Counter(), Counter(), [])
+        facts[f.module].members.append(f)
+    module = {f.path: f.module for f in snap.files}
+    for e in snap.edges:
+        a, b = module.get(e.src), module.get(e.dst)
+        if a is None or b is None:
+            continue
+        if e.origin == "import" and a != b:
+            facts[a].depends[b] += 1
+            facts[b].used_by[a] += 1
+        elif e.origin == "cochange":
+            pair = (-round(e.weight, 3), e.src, e.dst)
+            facts[a].partners.append(pair)
+            if b != a:
+                facts[b].partners.append(pair)
+    return facts
+
+
+def render_module(module: str, facts: ModuleFacts, summary: str,
                   symbols: dict[str, list[tuple[str, str, int]]],
                   notes: Sequence[tuple[str, str, str]]) -> str:
     """Level 1: one module's purpose, ranked files, dependencies, co-change partners, notes."""
-    members = sorted((f for f in snap.files if f.module == module), key=_key)
-    paths = {f.path for f in members}
     lines = [f"# Module `{module_label(module)}`", "", summary or "(no README or docstring)", "",
              "## Files", ""]
-    for f in members:
+    for f in facts.members:
         names = sorted(symbols.get(f.path, []), key=lambda s: (_KIND_ORDER.get(s[1], 9), s[2]))
         key = ", ".join(dict.fromkeys(name for name, _, _ in names[:6]))
         doc = f" — {_clip(f.docstring, 100)}" if f.docstring else ""
         lines.append(f"- `{f.path.rsplit('/', 1)[-1]}`{doc}" + (f" ({key})" if key else ""))
-    file_module = {f.path: f.module for f in snap.files}
-    depends: Counter[str] = Counter()
-    used_by: Counter[str] = Counter()
-    partners: list[tuple[float, str, str]] = []
-    for e in snap.edges:
-        inside_src, inside_dst = e.src in paths, e.dst in paths
-        if e.origin == "import" and inside_src != inside_dst:
-            if inside_src and e.dst in file_module:
-                depends[file_module[e.dst]] += 1
-            elif inside_dst and e.src in file_module:
-                used_by[file_module[e.src]] += 1
-        elif e.origin == "cochange" and (inside_src or inside_dst):
-            partners.append((-round(e.weight, 3), e.src, e.dst))
-    lines += _counted("Depends on", depends)
-    lines += _counted("Used by", used_by)
-    if partners:
+    lines += _counted("Depends on", facts.depends)
+    lines += _counted("Used by", facts.used_by)
+    if facts.partners:
         lines += ["", "## Changes together with", ""]
-        lines += [f"- `{a}` and `{b}` ({-w:.2f})" for w, a, b in sorted(partners)[:8]]
+        lines += [f"- `{a}` and `{b}` ({-w:.2f})" for w, a, b in sorted(facts.partners)[:8]]
     if notes:
         lines += ["", "## Notes", ""]
         lines += [f"- [{t}] {title} (`{note_id}`)" for note_id, t, title in notes]
@@ -162,22 +179,27 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def render_all(store: SqliteStore, root: Path, loremap_dir: Path) -> int:
-    """Write map.md and every module page that changed; remove pages of vanished modules."""
+def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
+               only: frozenset[str] | None = None) -> int:
+    """Write map.md and every module page that changed; remove pages of vanished modules.
+
+    `only` names the modules whose pages can have changed (the others are not rendered).
+    """
     snap = snapshot(store)
     summaries = store.module_summaries()
     written = int(write_if_changed(loremap_dir / "map.md",
                                    render_map(snap, root.name, summaries)))
-    modules = sorted({f.module for f in snap.files})
+    symbols = store.all_symbols()
+    notes = store.notes_by_path()
     pages = loremap_dir / MODULES_DIR
     keep = set()
-    for module in modules:
-        members = [f.path for f in snap.files if f.module == module]
-        symbols = {p: store.symbols_of(p) for p in members}
-        page = render_module(snap, module, summaries.get(module, ""), symbols,
-                             store.notes_about(members))
+    for module, facts in sorted(module_facts(snap).items()):
         name = f"{module_slug(module)}.md"
         keep.add(name)
+        if only is not None and module not in only:
+            continue
+        linked = sorted({n for f in facts.members for n in notes.get(f.path, ())})
+        page = render_module(module, facts, summaries.get(module, ""), symbols, linked)
         written += write_if_changed(pages / name, page)
     if pages.is_dir():
         for stale in pages.glob("*.md"):

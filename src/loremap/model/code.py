@@ -49,3 +49,4 @@ class CodeFile(NamedTuple):
     references: tuple[str, ...] = ()
     subjects: tuple[str, ...] = ()
     syntax_errors: bool = False
+    skip: str | None = None  # why its content is left out (binary, minified, generated)

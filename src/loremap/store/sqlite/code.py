@@ -34,20 +34,36 @@ class CodeTables:
     conn: sqlite3.Connection
     analyzer: Analyzer
 
+    def skipped_counts(self) -> dict[str, int]:
+        """Files whose content was left out, by reason (recorded so they are not re-read)."""
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT skip, count(*) FROM files WHERE skip IS NOT NULL GROUP BY skip")}
+
     def file_stamps(self) -> dict[str, FileStamp]:
         rows = self.conn.execute("SELECT path, size, mtime_ns, content_hash FROM files")
         return {r[0]: FileStamp(r[1], r[2], r[3]) for r in rows}
 
+    def defined_names(self, paths: Iterable[str]) -> set[str]:
+        """The names the given files define (to know whose reference edges a change moves)."""
+        names: set[str] = set()
+        for path in paths:
+            names.update(r[0] for r in self.conn.execute(
+                "SELECT name FROM symbols WHERE file = ?", (path,)))
+        return names
+
     def upsert_file(self, file: CodeFile) -> None:
         """Insert or replace one file: its row, definitions, references and search text."""
         c = self.conn
+        old = c.execute("SELECT rank FROM files WHERE path = ?", (file.path,)).fetchone()
+        rank = old[0] if old is not None else 0.0  # kept until the graph is ranked again
         self._forget_file(file.path, keep_edges=True)
         c.execute(
             "INSERT INTO files (path, module, language, size, mtime_ns, content_hash, docstring,"
-            " imports, subjects, syntax_errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " imports, subjects, syntax_errors, skip, rank) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (file.path, file.module, file.language, file.size, file.mtime_ns,
              file.content_hash, file.docstring, json.dumps(list(file.imports)),
-             json.dumps(list(file.subjects)), int(file.syntax_errors)))
+             json.dumps(list(file.subjects)), int(file.syntax_errors), file.skip, rank))
         c.executemany("INSERT INTO symbols (file, name, kind, line) VALUES (?, ?, ?, ?)",
                       [(file.path, d.name, d.kind, d.line) for d in file.definitions])
         c.executemany("INSERT OR IGNORE INTO refs (file, name) VALUES (?, ?)",
@@ -60,8 +76,10 @@ class CodeTables:
                          names: Sequence[str]) -> None:
         c = self.conn
         body = "\n".join([docstring, *subjects]).strip()
-        cur = c.execute("INSERT INTO nodes (id, kind, title, body, path) "
-                        "VALUES (?, 'file', ?, ?, ?)", (path, path, body, path))
+        rank = c.execute("SELECT rank FROM files WHERE path = ?", (path,)).fetchone()
+        cur = c.execute("INSERT INTO nodes (id, kind, title, body, path, rank) "
+                        "VALUES (?, 'file', ?, ?, ?, ?)",
+                        (path, path, body, path, rank[0] if rank else 0.0))
         tokens = self.analyzer.tokens
         c.execute(
             "INSERT INTO fts (rowid, title, body, tags, symbols, path) VALUES (?, ?, ?, '', ?, ?)",
@@ -134,24 +152,62 @@ class CodeTables:
                       "VALUES (?, ?, ?, ?, ?)",
                       [(e.src, e.dst, e.rel, e.origin, e.weight) for e in edges])
 
-    def rebuild_reference_edges(self, max_definers: int = 20) -> None:
+    def rebuild_reference_edges(self, sources: Iterable[str] | None = None,
+                                max_definers: int = 20) -> None:
         """File -> file edges for every name a file uses that another file defines.
 
         Weighted like Aider's repository map: a name defined in many files says little, so
         each shared name adds 1/(number of files defining it); names defined in more than
-        `max_definers` files, or shorter than three characters, add nothing.
+        `max_definers` files, or shorter than three characters, add nothing. With `sources`,
+        only the edges leaving those files are recomputed.
         """
         c = self.conn
-        c.execute("DELETE FROM edges WHERE origin = 'reference'")
+        if sources is None:
+            c.execute("DELETE FROM edges WHERE origin = 'reference'")
+            scope, names = "", ""
+        else:
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS ref_sources (file TEXT PRIMARY KEY)")
+            c.execute("DELETE FROM ref_sources")
+            c.executemany("INSERT OR IGNORE INTO ref_sources VALUES (?)", [(s,) for s in sources])
+            c.execute("DELETE FROM edges WHERE origin = 'reference' AND src IN "
+                      "(SELECT file FROM ref_sources)")
+            scope = "AND r.file IN (SELECT file FROM ref_sources) "
+            names = ("AND name IN (SELECT name FROM refs WHERE file IN "
+                     "(SELECT file FROM ref_sources)) ")
         c.execute(
             "INSERT INTO edges (src, dst, rel, origin, weight) "
             "SELECT r.file, s.file, 'references', 'reference', SUM(1.0 / d.n) "
             "FROM refs r "
             "JOIN (SELECT name, COUNT(DISTINCT file) AS n FROM symbols "
-            "      WHERE length(name) >= 3 GROUP BY name HAVING n <= ?) d ON d.name = r.name "
+            f"      WHERE length(name) >= 3 {names}GROUP BY name HAVING n <= ?) d "
+            "ON d.name = r.name "
             "JOIN (SELECT DISTINCT file, name FROM symbols) s ON s.name = r.name "
-            "WHERE s.file != r.file GROUP BY r.file, s.file",
+            f"WHERE s.file != r.file {scope}GROUP BY r.file, s.file",
             (max_definers,))
+
+    def referencing(self, names: Iterable[str]) -> set[str]:
+        """Files that use any of `names`."""
+        found: set[str] = set()
+        for name in names:
+            found.update(r[0] for r in self.conn.execute(
+                "SELECT file FROM refs WHERE name = ?", (name,)))
+        return found
+
+    def outgoing(self, sources: Iterable[str]) -> set[tuple[str, str, str, float]]:
+        """The import and reference edges leaving `sources` (to tell whether a change moved
+        the graph at all)."""
+        out: set[tuple[str, str, str, float]] = set()
+        for src in sources:
+            out.update((r[0], r[1], r[2], round(r[3], 12)) for r in self.conn.execute(
+                "SELECT src, dst, origin, weight FROM edges WHERE src = ? AND origin IN "
+                "('import', 'reference')", (src,)))
+        return out
+
+    def weighted_edges(self, origins: Sequence[str]) -> list[tuple[str, str, float]]:
+        marks = ", ".join("?" for _ in origins)
+        return self.conn.execute(
+            f"SELECT src, dst, weight FROM edges WHERE origin IN ({marks}) ORDER BY src, dst",
+            list(origins)).fetchall()
 
     def graph_edges(self, origins: Sequence[str]) -> list[Edge]:
         marks = ", ".join("?" for _ in origins)
@@ -202,24 +258,32 @@ class CodeTables:
         return [(r[0], r[1], r[2]) for r in self.conn.execute(
             "SELECT name, kind, line FROM symbols WHERE file = ? ORDER BY line, name", (path,))]
 
+    def all_symbols(self) -> dict[str, list[tuple[str, str, int]]]:
+        """path -> its (name, kind, line) definitions, in line order."""
+        out: dict[str, list[tuple[str, str, int]]] = {}
+        for path, name, kind, line in self.conn.execute(
+                "SELECT file, name, kind, line FROM symbols ORDER BY file, line, name"):
+            out.setdefault(path, []).append((name, kind, line))
+        return out
+
+    def notes_by_path(self) -> dict[str, list[tuple[str, str, str]]]:
+        """path -> (id, type, title) of the active notes naming it in `files` or a link."""
+        out: dict[str, set[tuple[str, str, str]]] = {}
+        for note_id, note_type, title, files in self.conn.execute(
+                "SELECT id, type, title, files FROM nodes WHERE kind = 'note' AND "
+                "status = 'active'"):
+            for path in json.loads(files):
+                out.setdefault(path, set()).add((note_id, note_type or "", title))
+        for dst, note_id, note_type, title in self.conn.execute(
+                "SELECT e.dst, n.id, n.type, n.title FROM edges e JOIN nodes n ON n.id = e.src "
+                "WHERE e.origin = 'declared' AND n.kind = 'note' AND n.status = 'active'"):
+            out.setdefault(dst, set()).add((note_id, note_type or "", title))
+        return {path: sorted(notes) for path, notes in out.items()}
+
     def notes_about(self, paths: Sequence[str]) -> list[tuple[str, str, str]]:
         """(id, type, title) of active notes whose files or links name one of `paths`."""
-        if not paths:
-            return []
-        wanted = set(paths)
-        out = {}
-        rows = self.conn.execute("SELECT id, type, title, files FROM nodes "
-                                 "WHERE kind = 'note' AND status = 'active'")
-        for note_id, note_type, title, files in rows:
-            if wanted & set(json.loads(files)):
-                out[note_id] = (note_id, note_type or "", title)
-        marks = ", ".join("?" for _ in wanted)
-        for note_id, note_type, title in self.conn.execute(
-                f"SELECT n.id, n.type, n.title FROM edges e JOIN nodes n ON n.id = e.src "
-                f"WHERE e.origin = 'declared' AND n.status = 'active' AND e.dst IN ({marks})",
-                sorted(wanted)):
-            out[note_id] = (note_id, note_type or "", title)
-        return [out[k] for k in sorted(out)]
+        by_path = self.notes_by_path()
+        return sorted({note for path in paths for note in by_path.get(path, ())})
 
     def module_summaries(self) -> dict[str, str]:
         """Folder path ("" for the root) -> the summary stored on its module node."""

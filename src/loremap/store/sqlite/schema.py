@@ -78,6 +78,7 @@ def _m2_code_map(conn: sqlite3.Connection) -> None:
             imports TEXT NOT NULL DEFAULT '[]',
             subjects TEXT NOT NULL DEFAULT '[]',
             syntax_errors INTEGER NOT NULL DEFAULT 0,
+            skip TEXT,
             rank REAL NOT NULL DEFAULT 0
         ) WITHOUT ROWID"""
     )
