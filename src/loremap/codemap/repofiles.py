@@ -22,10 +22,12 @@ _MAX_CONFIG_BYTES = 1 << 20
 
 
 def parent_dir(path: str) -> str:
+    """The folder of `path` ("" at the root)."""
     return path.rpartition("/")[0]
 
 
 def child_path(directory: str, name: str) -> str:
+    """`name` inside `directory` ("" is the root)."""
     return f"{directory}/{name}" if directory else name
 
 
@@ -124,6 +126,7 @@ class RepoFiles:
         return data.decode("utf-8", "replace") if len(data) <= _MAX_CONFIG_BYTES else None
 
     def json(self, rel: str) -> dict[str, object]:
+        """A listed JSON (or JSONC) file's top-level object, cached; {} when absent or not one."""
         if rel not in self._json_cache:
             text = self.read(rel)
             self._json_cache[rel] = loads_jsonc(text) if text is not None else None
@@ -131,6 +134,7 @@ class RepoFiles:
         return data if isinstance(data, dict) else {}
 
     def toml(self, rel: str) -> dict[str, object]:
+        """A listed TOML file's table; {} when absent or malformed."""
         text = self.read(rel)
         try:
             return tomllib.loads(text) if text is not None else {}
@@ -138,11 +142,13 @@ class RepoFiles:
             return {}
 
     def first(self, candidates: Iterable[str | None]) -> tuple[str, ...]:
+        """The first candidate that is a listed file, as a 1-tuple; () when none is."""
         for c in candidates:
             if c is not None and c in self.files:
                 return (c,)
         return ()
 
     def relative(self, importer: str, rel: str, also_root: bool = True) -> tuple[str, ...]:
+        """`rel` from the importer's folder, else (when `also_root`) from the root."""
         here = parent_dir(importer)
         return self.first((join_path(here, rel), join_path("", rel) if also_root else None))

@@ -27,6 +27,7 @@ class IncludeImports:
         return tuple(d for d in sorted(self._repo.dirs) if d.rpartition("/")[2] == "include")
 
     def c(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The header of `#include "x"` or `#include <x>` (given with its brackets)."""
         here = parent_dir(importer)
         if spec.startswith("<"):
             name = spec.strip("<>").strip()
@@ -43,6 +44,7 @@ class IncludeImports:
         return tuple(same) if len(same) == 1 else ()
 
     def ruby(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The file of a `require` (from a `lib/` folder above) or `require_relative`."""
         name = spec if spec.endswith(".rb") else spec + ".rb"
         if spec.startswith(("./", "../")):
             return self._repo.relative(importer, name)
@@ -51,6 +53,7 @@ class IncludeImports:
             join_path(d, name) if d.rpartition("/")[2] == "lib" else None))
 
     def css(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The stylesheet of an `@import`/`@use`/`@forward`, Sass partials included."""
         spec = spec.removeprefix("url(").removesuffix(")").strip("'\" ")
         if not spec or spec.startswith(("/", "~")) or ":" in spec:
             return ()  # sass:math, http://..., ~node_module
@@ -67,6 +70,7 @@ class IncludeImports:
         return ()
 
     def shell(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The script a `source` / `.` names."""
         spec = spec.strip("'\"")
         if spec.startswith("$"):
             # `$DIR/lib.sh`, `$(dirname "$0")/lib.sh`, `${BASH_SOURCE%/*}/lib.sh`: taken as

@@ -68,6 +68,7 @@ class JsImports:
         self._ts_by_config: dict[str, _TsOptions] = {}
 
     def resolve(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The file `spec` names, seen from `importer` (loader prefixes and queries dropped)."""
         spec = spec.rpartition("!")[2].partition("?")[0]
         here = parent_dir(importer)
         if spec in (".", "..") or spec.startswith(("./", "../")):

@@ -68,6 +68,7 @@ class JvmImports:
         return []
 
     def java(self, importer: str, spec: str) -> list[str]:
+        """The files of a Java import (a class, a member of one, or `pkg.*`)."""
         return self._jvm(spec, (".java", ".kt"), "*")
 
     def kotlin(self, importer: str, spec: str) -> list[str]:
@@ -77,6 +78,7 @@ class JvmImports:
         return self._jvm(spec, (".scala", ".java"), "_")
 
     def csharp(self, importer: str, spec: str) -> list[str]:
+        """The files of a C# `using`: a namespace's files, else the file of a type."""
         spec = spec.removeprefix("global::")
         if spec.split(".")[0] in _DOTNET_EXTERNAL:
             return []

@@ -36,6 +36,7 @@ class PackageImports:
         return tuple(sorted(found, key=lambda m: (-len(m[0]), m[1])))
 
     def go(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The non-test .go files of the package at import path `spec`."""
         for module, directory in self._go_modules:
             if spec == module or spec.startswith(module + "/"):
                 package = join_path(directory, spec[len(module) + 1:])
@@ -61,6 +62,7 @@ class PackageImports:
         return tuple(sorted(((k, tuple(v)) for k, v in found.items()), key=lambda p: -len(p[0])))
 
     def php(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The file of a `require`d path, or of a class by PSR-4 autoloading."""
         if "/" in spec or spec.endswith((".php", ".inc", ".phtml")):
             return self._repo.relative(importer, spec)
         name = spec.lstrip("\\")
@@ -82,6 +84,7 @@ class PackageImports:
         return found
 
     def dart(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The file of a `package:` URI of this repository, or of a relative one."""
         if spec.startswith("package:"):
             name, _, rest = spec[8:].partition("/")
             directory = self._dart_packages.get(name)
@@ -103,4 +106,5 @@ class PackageImports:
         return {k: tuple(v) for k, v in found.items()}
 
     def swift(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The files of the SwiftPM module `spec`."""
         return self._swift_modules.get(spec, ())

@@ -36,6 +36,7 @@ class PythonImports:
         return tuple(sorted(roots))
 
     def resolve(self, importer: str, spec: str) -> tuple[str, ...]:
+        """The module file `spec` names, seen from `importer`."""
         here = parent_dir(importer)
         if spec.startswith("."):
             dots = len(spec) - len(spec.lstrip("."))

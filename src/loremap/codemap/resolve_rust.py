@@ -88,6 +88,7 @@ class RustImports:
         return found
 
     def resolve(self, importer: str, spec: str) -> Iterable[str]:
+        """The module files `spec` (a `use` path or `mod name`) names, seen from `importer`."""
         if spec.startswith("mod "):
             name = spec[4:].strip()
             if not _RUST_IDENT.fullmatch(name):
