@@ -152,7 +152,7 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
                 ranks_moved = rebuild_graph(store, root, changed_paths, affected,
                                             reresolve=files_moved)
     skipped.update(store.skipped_counts())
-    files = len(seen) - sum(store.skipped_counts().values())
+    files = store.source_file_count()
     local = not (ranks_moved or removed or head_moved)
     return IndexReport(files, parsed, len(removed), dict(skipped), history,
                        time.perf_counter() - started, bool(changed_paths or removed or head_moved),

@@ -34,6 +34,10 @@ class CodeTables:
     conn: sqlite3.Connection
     analyzer: Analyzer
 
+    def source_file_count(self) -> int:
+        return int(self.conn.execute(
+            "SELECT count(*) FROM files WHERE language IS NOT NULL").fetchone()[0])
+
     def skipped_counts(self) -> dict[str, int]:
         """Files whose content was left out, by reason (recorded so they are not re-read)."""
         return {r[0]: r[1] for r in self.conn.execute(
