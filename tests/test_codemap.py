@@ -210,3 +210,33 @@ def test_incremental_edges_and_ranks_match_a_full_rebuild(shop, cli):
     assert incremental[1] == {p: pytest.approx(r, abs=1e-9) for p, r in full[1].items()}
     assert ("src/shop/cart.py", "src/shop/discount.py", "references", "reference", 1.0) \
         in full[0]
+
+
+def test_code_files_are_searchable_by_definition_docstring_and_commit_subject(shop, cli):
+    cli("init")
+
+    def found(*args):
+        return [h["id"] for h in json.loads(cli("search", *args, "--json").out)["hits"]]
+
+    assert found("apply_coupon", "--kind", "file")[0] == "src/shop/discount.py"
+    assert "web/format.ts" in found("formatting helpers", "--kind", "file")
+    assert found("tweak coupons", "--kind", "file") == ["src/shop/discount.py"]
+    assert found("browser front end", "--kind", "module") == ["web/"]
+    assert found("apply_coupon") == []  # notes only by default
+
+
+def test_a_file_that_vanishes_while_indexing_is_left_out(shop, cli, monkeypatch):
+    import loremap.codemap.index as index_module
+    from loremap.codemap.discover import SourceFile
+
+    real = index_module.discover
+
+    def with_ghost(root, rules):
+        yield from real(root, rules)
+        yield SourceFile("src/shop/ghost.py", "python", 10, 1)  # listed, then gone
+
+    monkeypatch.setattr(index_module, "discover", with_ghost)
+    assert cli("init").code == 0
+    assert cli("show", "src/shop/ghost.py").code == 1
+    assert json.loads(cli("show", "src/shop/cart.py", "--json").out)["imports"] == [
+        "src/shop/pricing.py"]

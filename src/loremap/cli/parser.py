@@ -70,6 +70,9 @@ def _search(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", nargs="+",
                    help="words, identifiers, paths; any text is safe (no quotes needed)")
     _filters(p, "search this status (repeatable; default: active)")
+    p.add_argument("--kind", "-k", dest="kinds", action="append", default=[],
+                   choices=("note", "file", "module"),
+                   help="what to search: notes (default), code files, modules (repeatable)")
     p.add_argument("--limit", "-n", type=int, default=None, help="number of results")
 
 

@@ -414,11 +414,13 @@ class Memory:
                                      [Status.parse(s).value for s in statuses])
 
     def search(self, query: str, limit: int, types: Sequence[str] = (),
-               statuses: Sequence[str] = ("active",)) -> list[Hit]:
-        """Plain BM25 over the notes (the hybrid engine replaces this)."""
+               statuses: Sequence[str] = ("active",), kinds: Sequence[str] = ("note",)
+               ) -> list[Hit]:
+        """Plain BM25 over notes (and, if asked, code files and modules); the hybrid engine
+        replaces this."""
         terms = self.analyzer.terms(query)
         return self.store.bm25(terms, limit, [NoteType.parse(t).value for t in types],
-                               [Status.parse(s).value for s in statuses])
+                               [Status.parse(s).value for s in statuses], kinds)
 
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""

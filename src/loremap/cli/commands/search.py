@@ -15,7 +15,8 @@ def run(args: argparse.Namespace) -> int:
         outcome.warnings[:0] = app.notices
         limit = args.limit if args.limit is not None else app.settings.get_int("search.limit")
         query = " ".join(args.query)
-        hits = app.memory.search(query, limit, args.types, args.statuses or ["active"])
+        hits = app.memory.search(query, limit, args.types, args.statuses or ["active"],
+                                 args.kinds or ["note"])
     finally:
         app.close()
     if args.json:
@@ -28,8 +29,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for hit in hits:
         flag = "" if hit.status == "active" else f" [{hit.status}]"
-        lines([f"[{hit.type}] {hit.title}{flag} — {hit.path}"])
+        if hit.kind != "note":
+            lines([f"[{hit.kind}] {hit.path or hit.id}"])
+        else:
+            lines([f"[{hit.type}] {hit.title}{flag} — {hit.path}"])
         if hit.snippet:
             lines([f"  {hit.snippet}"])
-    lines([f"({count(len(hits), 'note')})"])
+    lines([f"({count(len(hits), 'result')})"])
     return 0
