@@ -161,9 +161,11 @@ class CodeTables:
         """File -> file edges for every name a file uses that another file defines.
 
         Weighted like Aider's repository map: a name defined in many files says little, so
-        each shared name adds 1/(number of files defining it); names defined in more than
-        `max_definers` files, or shorter than three characters, add nothing. With `sources`,
-        only the edges leaving those files are recomputed.
+        each shared name adds 1/(number of files defining it), times 10 for a specific-looking
+        name (8+ characters with `_` or a capital: `BlockContext`, `apply_coupon`, where `pop`
+        or `render` could be anyone's method) and times 0.1 for a private one (`_x`); names
+        defined in more than `max_definers` files, or shorter than three characters, add
+        nothing. With `sources`, only the edges leaving those files are recomputed.
         """
         c = self.conn
         if sources is None:
@@ -180,7 +182,10 @@ class CodeTables:
                      "(SELECT file FROM ref_sources)) ")
         c.execute(
             "INSERT INTO edges (src, dst, rel, origin, weight) "
-            "SELECT r.file, s.file, 'references', 'reference', SUM(1.0 / d.n) "
+            "SELECT r.file, s.file, 'references', 'reference', SUM(1.0 / d.n "
+            "  * (CASE WHEN length(r.name) >= 8 AND (instr(r.name, '_') > 0 "
+            "       OR lower(r.name) != r.name) THEN 10.0 ELSE 1.0 END) "
+            "  * (CASE WHEN substr(r.name, 1, 1) = '_' THEN 0.1 ELSE 1.0 END)) "
             "FROM refs r "
             "JOIN (SELECT name, COUNT(DISTINCT file) AS n FROM symbols "
             f"      WHERE length(name) >= 3 {names}GROUP BY name HAVING n <= ?) d "
