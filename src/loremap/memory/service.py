@@ -11,14 +11,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import time
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, SecretFound
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
+from loremap.memory.stamps import Changes, stamp, stat_signature
 from loremap.model import (
     Hit,
     IndexedNote,
@@ -39,54 +38,6 @@ from loremap.vault.layout import LoadedNote, NoteFile, Vault
 
 Clock = Callable[[], dt.datetime]
 _SIGNATURE = "vault.signature"
-# File times come from a coarse clock: a file rewritten within the same tick with the same size
-# keeps its stat. As git does with "racily clean" entries, a stat this recent is not trusted.
-_RACY_NS = 2_000_000_000
-
-
-def _stamp(mtime_ns: int) -> int:
-    """The mtime to record for a file: 0 (always re-hash next time) while it is racy."""
-    return 0 if time.time_ns() - mtime_ns < _RACY_NS else mtime_ns
-
-
-def _signature(scans: list[tuple[Vault, list[NoteFile]]]) -> str | None:
-    """A digest of every note file's name and stat, or None while any of them is racy.
-
-    A cache key for "nothing moved", not a defence against an adversary: CRC-32 of the names
-    and Python's hash of the stat integers (deterministic for ints, unlike for str), which is
-    far cheaper than hashing formatted text for 10,000 files.
-    """
-    newest = time.time_ns() - _RACY_NS
-    names: list[str] = []
-    mtimes: list[int] = []
-    sizes: list[int] = []
-    for vault, files in scans:
-        names.append(vault.scope)
-        names += [f.id for f in files]
-        mtimes += [f.mtime_ns for f in files]
-        sizes += [f.size for f in files]
-    if mtimes and max(mtimes) > newest:
-        return None
-    crc = zlib.crc32("\0".join(names).encode("utf-8", "surrogatepass"))
-    mask = 0xFFFF_FFFF_FFFF_FFFF
-    return f"{crc:08x}{hash(tuple(mtimes)) & mask:016x}{hash(tuple(sizes)) & mask:016x}"
-
-
-class Changes:
-    """What reconciliation would do: files to (re)index, stats to refresh, rows to drop."""
-
-    __slots__ = ("upserts", "touches", "deletes", "seen")
-
-    def __init__(self) -> None:
-        self.upserts: list[LoadedNote] = []
-        self.touches: list[tuple[str, int, int]] = []
-        self.deletes: list[str] = []
-        self.seen: dict[str, str] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.upserts or self.touches or self.deletes)
-
-
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -185,7 +136,7 @@ class Memory:
                 seen[file.id] = vault.scope
                 if (row is not None and row.scope == vault.scope
                         and row.content_hash == loaded.content_hash):
-                    found.touches.append((file.id, _stamp(loaded.file.mtime_ns),
+                    found.touches.append((file.id, stamp(loaded.file.mtime_ns),
                                           loaded.file.size))
                 else:
                     found.upserts.append(loaded)
@@ -203,7 +154,7 @@ class Memory:
         self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
         self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
-                               _stamp(loaded.file.mtime_ns), loaded.file.size)
+                               stamp(loaded.file.mtime_ns), loaded.file.size)
 
     def reconcile(self) -> Outcome:
         """Bring the index in line with the vault files; cheap when nothing changed.
@@ -215,7 +166,7 @@ class Memory:
         """
         out = Outcome()
         scans = self.scan()
-        signature = _signature(scans)
+        signature = stat_signature(scans)
         if signature is not None and self.store.meta(_SIGNATURE) == signature:
             return out
         probe: list[str] = []
@@ -234,7 +185,7 @@ class Memory:
                 self.store.touch_note(note_id, mtime_ns, size)
             for note_id in found.deletes:
                 self.store.delete_note(note_id)
-            signature = None if out.warnings else _signature(scans)
+            signature = None if out.warnings else stat_signature(scans)
             self.store.set_meta(_SIGNATURE, signature or "")
         out.counts = {"updated": len(found.upserts), "removed": len(found.deletes)}
         return out
