@@ -242,3 +242,27 @@ def test_a_file_that_vanishes_while_indexing_is_left_out(shop, cli, monkeypatch)
     assert cli("show", "src/shop/ghost.py").code == 1
     assert json.loads(cli("show", "src/shop/cart.py", "--json").out)["imports"] == [
         "src/shop/pricing.py"]
+
+
+def test_a_closed_pipe_ends_output_quietly(shop, cli):
+    import subprocess
+    import sys
+
+    cli("init")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    try:
+        result = subprocess.run([sys.executable, "-m", "loremap", "map"], cwd=shop,
+                                stdout=write_end, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "LOREMAP_HOME": str(shop.parent / "home")})
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_the_project_name_setting_titles_the_map(shop, cli):
+    cli("init")
+    config = shop / ".loremap" / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[project]\nname = "Shop"\n',
+                      encoding="utf-8")
+    assert cli("map").out.startswith("# Map of Shop\n")

@@ -120,11 +120,12 @@ class App:
         workers = s.get_int("codemap.workers") or min(os.cpu_count() or 1, 4)
         report = index_code(self.store, self.root, rules, head_commit(self.root), workers,
                             progress, s.get_int("codemap.history_commits"))
-        digest = self.store.notes_digest()
+        project = s.get_str("project.name") or self.root.name
+        digest = f"{self.store.notes_digest()} {project}"
         stale = self.store.meta(_MAP_META) != digest
         if report.changed or stale or not (self.loremap_dir / "map.md").exists():
             only = None if stale else report.modules
-            render_all(self.store, self.root, self.loremap_dir, only)
+            render_all(self.store, self.root, self.loremap_dir, only, project)
             with self.store.write():
                 self.store.set_meta(_MAP_META, digest)
         return report

@@ -44,6 +44,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("project.dir", "", "LOREMAP_PROJECT_DIR",
             "Project root to use instead of discovering it from the working directory "
             "(environment only: config.toml lives inside the project)."),
+    Setting("project.name", "", "LOREMAP_PROJECT_NAME",
+            "The project's name in the map's title (default: the repository folder's name, "
+            "which differs between clones)."),
     Setting("text.languages", ("en",), "LOREMAP_LANGUAGES",
             "Languages of the notes (comma-separated in the environment). The first one picks the "
             "Snowball stemmer; stopwords of all of them (en, pt, es) are dropped."),

@@ -33,6 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("loremap: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Trigger: the reader went away (`loremap map | head`). Why: not an error of ours.
+        # Outcome: silence the rest of the output, as other command-line tools do.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
         from loremap.cli.logs import log_exception
 

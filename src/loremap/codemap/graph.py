@@ -26,13 +26,14 @@ _ENTRY_NAMES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "m
 
 
 def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affected: set[str],
-                  reresolve: bool) -> bool:
+                  reresolve: bool, full: bool = False) -> bool:
     """Recompute the edges that `changed` files move, then ranks and modules; return whether
     the ranks were recomputed (when not, only the changed files' modules can look different).
 
     `affected` are the names whose defining files changed: every file using one of them has its
     reference edges recomputed. `reresolve` (files appeared or disappeared) re-resolves every
-    import, since any of them may now point elsewhere.
+    import, since any of them may now point elsewhere. `full` recomputes every edge (after a
+    change to how edges are computed).
     """
     all_paths = store.all_file_paths()
     resolver = Resolver(root, all_paths)
@@ -46,7 +47,7 @@ def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affect
         targets = {t for spec in specs for t in resolver.resolve(path, language, spec)}
         edges += [Edge(path, t, "imports", "import") for t in sorted(targets) if t != path]
     store.replace_edges("import", edges, sources=None if wanted is None else sorted(wanted))
-    store.rebuild_reference_edges(sources)
+    store.rebuild_reference_edges(None if full else sources)
     files = store.code_files()
     if before is not None and store.outgoing(sources) == before:
         # Trigger: the change moved no import or reference edge (an edit inside a function).

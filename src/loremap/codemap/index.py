@@ -26,6 +26,10 @@ from loremap.store.sqlite import SqliteStore
 
 _PARALLEL_FROM = 64  # below this many files to parse, worker start-up costs more than it saves
 _HEAD_META = "code.head"
+# Bump when the way edges or ranks are computed changes: an index built by another version of
+# the rules is then re-derived in full instead of mixing old and new edges.
+GRAPH_VERSION = "2"
+_GRAPH_META = "code.graph_version"
 
 Progress = Callable[[int, int], None]
 
@@ -122,10 +126,11 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
     jobs, seen, skipped = _plan(root, rules, stamps)
     removed = sorted(set(stamps) - seen)
     head_moved = store.meta(_HEAD_META) != (head or "")
+    new_rules = store.meta(_GRAPH_META) != GRAPH_VERSION
     parsed, changed_paths, history = 0, [], "unchanged"
     ranks_moved = True
     affected: set[str] = set()  # names whose set of defining files changed
-    if jobs or removed or head_moved:
+    if jobs or removed or head_moved or new_rules:
         with store.write():
             for done, result in enumerate(_results(jobs, workers), start=1):
                 if isinstance(result, Skipped):  # vanished while we were reading
@@ -147,15 +152,17 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
             if head_moved:
                 history = _apply_history(store, root, seen, history_commits)
                 store.set_meta(_HEAD_META, head or "")
-            if changed_paths or removed or head_moved:
+            if changed_paths or removed or head_moved or new_rules:
                 files_moved = bool(removed) or any(p not in stamps for p in changed_paths)
                 ranks_moved = rebuild_graph(store, root, changed_paths, affected,
-                                            reresolve=files_moved)
+                                            reresolve=files_moved or new_rules, full=new_rules)
+                store.set_meta(_GRAPH_META, GRAPH_VERSION)
     skipped.update(store.skipped_counts())
     files = store.source_file_count()
     local = not (ranks_moved or removed or head_moved)
+    changed = bool(changed_paths or removed or head_moved or new_rules)
     return IndexReport(files, parsed, len(removed), dict(skipped), history,
-                       time.perf_counter() - started, bool(changed_paths or removed or head_moved),
+                       time.perf_counter() - started, changed,
                        frozenset(module_of(p) for p in changed_paths) if local else None)
 
 

@@ -180,7 +180,7 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
-               only: frozenset[str] | None = None) -> int:
+               only: frozenset[str] | None = None, project: str | None = None) -> int:
     """Write map.md and every module page that changed; remove pages of vanished modules.
 
     `only` names the modules whose pages can have changed (the others are not rendered).
@@ -188,7 +188,7 @@ def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
     snap = snapshot(store)
     summaries = store.module_summaries()
     written = int(write_if_changed(loremap_dir / "map.md",
-                                   render_map(snap, root.name, summaries)))
+                                   render_map(snap, project or root.name, summaries)))
     symbols = store.all_symbols()
     notes = store.notes_by_path()
     pages = loremap_dir / MODULES_DIR
