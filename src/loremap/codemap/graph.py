@@ -41,9 +41,7 @@ def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affect
     sources = set(changed) | store.referencing(affected)
     before = None if reresolve else store.outgoing(sources)
     edges = []
-    for path, language, specs in store.file_imports():
-        if wanted is not None and path not in wanted:
-            continue
+    for path, language, specs in store.file_imports(wanted):
         targets = {t for spec in specs for t in resolver.resolve(path, language, spec)}
         edges += [Edge(path, t, "imports", "import") for t in sorted(targets) if t != path]
     store.replace_edges("import", edges, sources=None if wanted is None else sorted(wanted))

@@ -189,11 +189,13 @@ def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
     summaries = store.module_summaries()
     written = int(write_if_changed(loremap_dir / "map.md",
                                    render_map(snap, project or root.name, summaries)))
-    symbols = store.all_symbols()
+    facts_by_module = module_facts(snap)
+    symbols = store.all_symbols(None if only is None else [
+        f.path for m in only if m in facts_by_module for f in facts_by_module[m].members])
     notes = store.notes_by_path()
     pages = loremap_dir / MODULES_DIR
     keep = set()
-    for module, facts in sorted(module_facts(snap).items()):
+    for module, facts in sorted(facts_by_module.items()):
         name = f"{module_slug(module)}.md"
         keep.add(name)
         if only is not None and module not in only:

@@ -134,10 +134,15 @@ class CodeTables:
 
     # --- graph -----------------------------------------------------------------------------
 
-    def file_imports(self) -> list[tuple[str, str, list[str]]]:
-        """(path, language, import specifiers) of every parsed source file."""
-        rows = self.conn.execute("SELECT path, language, imports FROM files "
-                                 "WHERE language IS NOT NULL ORDER BY path")
+    def file_imports(self, paths: Iterable[str] | None = None
+                     ) -> list[tuple[str, str, list[str]]]:
+        """(path, language, import specifiers) of every parsed source file (or of `paths`)."""
+        sql = "SELECT path, language, imports FROM files WHERE language IS NOT NULL"
+        if paths is None:
+            rows = self.conn.execute(sql + " ORDER BY path").fetchall()
+        else:
+            rows = [row for p in sorted(set(paths))
+                    for row in self.conn.execute(sql + " AND path = ?", (p,))]
         return [(r[0], r[1], json.loads(r[2])) for r in rows]
 
     def all_file_paths(self) -> list[str]:
@@ -267,11 +272,18 @@ class CodeTables:
         return [(r[0], r[1], r[2]) for r in self.conn.execute(
             "SELECT name, kind, line FROM symbols WHERE file = ? ORDER BY line, name", (path,))]
 
-    def all_symbols(self) -> dict[str, list[tuple[str, str, int]]]:
-        """path -> its (name, kind, line) definitions, in line order."""
+    def all_symbols(self, paths: Iterable[str] | None = None
+                    ) -> dict[str, list[tuple[str, str, int]]]:
+        """path -> its (name, kind, line) definitions, in line order (of `paths` if given)."""
         out: dict[str, list[tuple[str, str, int]]] = {}
-        for path, name, kind, line in self.conn.execute(
-                "SELECT file, name, kind, line FROM symbols ORDER BY file, line, name"):
+        if paths is None:
+            rows = self.conn.execute(
+                "SELECT file, name, kind, line FROM symbols ORDER BY file, line, name").fetchall()
+        else:
+            rows = [row for p in sorted(set(paths)) for row in self.conn.execute(
+                "SELECT file, name, kind, line FROM symbols WHERE file = ? ORDER BY line, name",
+                (p,))]
+        for path, name, kind, line in rows:
             out.setdefault(path, []).append((name, kind, line))
         return out
 
