@@ -88,15 +88,25 @@ def _block_comment(first: str, rest: Iterator[str]) -> list[str]:
 
 
 def first_paragraph(lines: Iterable[str]) -> str:
-    """The first run of lines with words in them, joined on one line and capped in length."""
+    """The first run of lines with words in them, joined on one line and capped in length.
+
+    A markdown heading standing alone (`//! # Serde JSON` atop a crate) is a title, not a
+    summary: it is skipped when prose follows.
+    """
     words: list[str] = []
+    heading = ""
     for line in lines:
         stripped = line.strip()
         if not any(char.isalnum() for char in stripped):
             if words:
                 break
             continue
+        if not words and stripped.startswith("#") and stripped.lstrip("#").startswith(" "):
+            heading = heading or stripped.lstrip("#").strip()
+            continue
         words.extend(stripped.split())
+    if not words and heading:
+        words = heading.split()
     text = " ".join(words)
     if len(text) > _DOCSTRING_MAX:
         text = text[:_DOCSTRING_MAX - 1].rstrip() + "…"

@@ -30,6 +30,9 @@ _HEAD_META = "code.head"
 # the rules is then re-derived in full instead of mixing old and new edges.
 GRAPH_VERSION = "2"
 _GRAPH_META = "code.graph_version"
+# Bump when what parsing extracts changes (queries, docstring rules): every file is parsed again.
+PARSE_VERSION = "1"
+_PARSE_META = "code.parse_version"
 
 Progress = Callable[[int, int], None]
 
@@ -123,7 +126,8 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
     """Index the repository at `root` into `store`; returns what changed."""
     started = time.perf_counter()
     stamps = store.file_stamps()
-    jobs, seen, skipped = _plan(root, rules, stamps)
+    new_parser = store.meta(_PARSE_META) != PARSE_VERSION
+    jobs, seen, skipped = _plan(root, rules, {} if new_parser else stamps)
     removed = sorted(set(stamps) - seen)
     head_moved = store.meta(_HEAD_META) != (head or "")
     new_rules = store.meta(_GRAPH_META) != GRAPH_VERSION
@@ -157,6 +161,7 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
                 ranks_moved = rebuild_graph(store, root, changed_paths, affected,
                                             reresolve=files_moved or new_rules, full=new_rules)
                 store.set_meta(_GRAPH_META, GRAPH_VERSION)
+            store.set_meta(_PARSE_META, PARSE_VERSION)
     skipped.update(store.skipped_counts())
     files = store.source_file_count()
     local = not (ranks_moved or removed or head_moved)

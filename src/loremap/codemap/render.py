@@ -76,7 +76,8 @@ def render_map(snap: Snapshot, project: str, summaries: dict[str, str]) -> str:
         members = by_module[module]
         central = ", ".join(f.path.rsplit("/", 1)[-1] for f in members[:3])
         summary = _clip(summaries.get(module, ""), 90)
-        module_lines.append(f"- `{module_label(module)}` ({len(members)} files)"
+        files_n = f"{len(members)} file" + ("s" if len(members) != 1 else "")
+        module_lines.append(f"- `{module_label(module)}` ({files_n})"
                             + (f": {summary}" if summary else "") + f" — {central}")
     file_lines = [f"- `{f.path}`" + (f" — {_clip(f.docstring, 80)}" if f.docstring else "")
                   for f in files[:10]]
