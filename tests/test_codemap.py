@@ -266,3 +266,17 @@ def test_the_project_name_setting_titles_the_map(shop, cli):
     config.write_text(config.read_text(encoding="utf-8") + '\n[project]\nname = "Shop"\n',
                       encoding="utf-8")
     assert cli("map").out.startswith("# Map of Shop\n")
+
+
+def test_an_index_built_by_older_rules_is_derived_again_in_full(shop, cli):
+    import sqlite3
+
+    cli("init")
+    before = graph_state(shop)
+    with sqlite3.connect(shop / ".loremap" / "index.sqlite") as conn:
+        conn.execute("UPDATE meta SET value = 'old' WHERE key IN "
+                     "('code.parse_version', 'code.graph_version')")
+        conn.execute("UPDATE edges SET weight = 99 WHERE origin = 'reference'")
+    report = index(cli)
+    assert report["parsed"] >= 6  # every source file, although none changed
+    assert graph_state(shop)[0] == before[0]
