@@ -18,9 +18,12 @@ With `--aider` that anchor is measured in the same run: `aider-chat` is installe
 under the cache (reused afterwards), and a small driver builds Aider's map (RepoMap,
 map_tokens=1024, a dummy model counting len/4 tokens) over the files loremap indexed, cold (no
 tag cache) and warm, each as a whole process with PYTHONHASHSEED=0 (Aider's ranking iterates
-sets, so its order changes with the hash seed). Printed beside loremap's numbers, with the 20
-most central files of each: loremap's by `files.rank` in its index, Aider's by first
-appearance in `RepoMap.get_ranked_tags` (the order its map fills the token budget in). Aider's
+sets, so its order changes with the hash seed) and tree-sitter captures sorted by position
+(their order varies per process, and Aider counts the last one twice, so without the sort the
+cold ranking differs run to run; the warm one repeats whatever the cold run cached).
+Printed beside loremap's numbers, with the 20 most central files of each: loremap's by
+`files.rank` in its index, Aider's by first appearance in `RepoMap.get_ranked_tags` (the order
+its map fills the token budget in). Aider's
 "warm" builds and renders the map; loremap's is `loremap index` (its render is `loremap map`).
 If the install or the driver fails, one line says why and the rest still runs.
 """
@@ -164,6 +167,14 @@ with open(files_json, encoding="utf-8") as fh:
 start = time.perf_counter()
 io = InputOutput(pretty=False, yes=True, fancy_input=False)
 repo_map = RepoMap(map_tokens=1024, root=root, main_model=TokenModel(), io=io)
+# py-tree-sitter 0.25 orders each capture list differently per process, and get_tags_raw
+# counts the last node twice (Aider-AI/aider#5580): sorted, the cold map is reproducible.
+run_captures = repo_map._run_captures
+def sorted_captures(query, node):
+    captures = run_captures(query, node)
+    return {tag: sorted(captures[tag], key=lambda n: (n.start_byte, n.end_byte))
+            for tag in sorted(captures)}
+repo_map._run_captures = sorted_captures
 ranked = []
 get_ranked_tags = repo_map.get_ranked_tags
 def keep_ranked(*args, **kwargs):
