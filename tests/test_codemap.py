@@ -280,3 +280,21 @@ def test_an_index_built_by_older_rules_is_derived_again_in_full(shop, cli):
     report = index(cli)
     assert report["parsed"] >= 6  # every source file, although none changed
     assert graph_state(shop)[0] == before[0]
+
+
+def test_an_edit_that_moves_no_edge_keeps_ranks_and_refreshes_its_module(shop, cli):
+    import sqlite3
+
+    cli("init")
+    _, ranks = graph_state(shop)
+    init = shop / "src/shop/__init__.py"
+    init.write_text('"""The shop package: baskets, prices and vouchers."""\n', encoding="utf-8")
+    assert index(cli)["parsed"] == 1
+    assert graph_state(shop)[1] == ranks
+    hits = json.loads(cli("search", "vouchers", "--kind", "module", "--json").out)["hits"]
+    assert [h["id"] for h in hits] == ["src/shop/"]
+    with sqlite3.connect(shop / ".loremap" / "index.sqlite") as conn:
+        modules = conn.execute("SELECT id FROM nodes WHERE kind = 'module' ORDER BY id")
+        assert [r[0] for r in modules] == ["src/shop/", "web/"]
+    assert "baskets, prices and vouchers" in (shop / ".loremap" / "map.md").read_text(
+        encoding="utf-8")

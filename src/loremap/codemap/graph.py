@@ -37,8 +37,9 @@ def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affect
     """
     all_paths = store.all_file_paths()
     resolver = Resolver(root, all_paths)
-    wanted = None if reresolve else set(changed)
-    sources = set(changed) | store.referencing(affected)
+    changed_set = set(changed)
+    wanted = None if reresolve else changed_set
+    sources = changed_set | store.referencing(affected)
     before = None if reresolve else store.outgoing(sources)
     edges = []
     for path, language, specs in store.file_imports(wanted):
@@ -49,16 +50,18 @@ def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affect
     files = store.code_files()
     if before is not None and store.outgoing(sources) == before:
         # Trigger: the change moved no import or reference edge (an edit inside a function).
-        # Why: ranks depend on the edges alone. Outcome: keep them; refresh module summaries.
+        # Why: ranks depend on the edges alone. Outcome: keep them, and refresh only the
+        # summaries of the changed files' modules.
         ranks = {f.path: f.rank for f in files}
-        moved = False
-    else:
-        ranks = pagerank([f.path for f in files], store.weighted_edges(["import", "reference"]),
-                         start=store.file_ranks())
-        store.set_file_ranks(ranks)
-        moved = True
+        touched = {f.module for f in files if f.path in changed_set}
+        _modules(store, root, [f for f in files if f.module in touched], ranks, set(all_paths),
+                 partial=True)
+        return False
+    ranks = pagerank([f.path for f in files], store.weighted_edges(["import", "reference"]),
+                     start=store.file_ranks())
+    store.set_file_ranks(ranks)
     _modules(store, root, files, ranks, set(all_paths))
-    return moved
+    return True
 
 
 def readme_summary(root: Path, module: str, known: set[str]) -> str:
@@ -97,7 +100,9 @@ def first_paragraph(text: str, limit: int = 300) -> str:
 
 
 def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: dict[str, float],
-             known: set[str]) -> None:
+             known: set[str], partial: bool = False) -> None:
+    """Module nodes (summary, summed rank) and their central-file edges, for the modules of
+    `files` (all modules, unless `partial`)."""
     members: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
     for f in files:
         members[f.module].append((-ranks.get(f.path, 0.0), f.path, f.docstring))
@@ -115,5 +120,6 @@ def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: di
         node = (module or ".") + "/"
         central += [Edge(node, path, "central_in", "module", -rank)
                     for rank, path, _ in entries[:CENTRAL_PER_MODULE]]
-    store.replace_modules(modules)
-    store.replace_edges("module", central)
+    store.replace_modules(modules, partial)
+    sources = sorted((m or ".") + "/" for m in modules) if partial else None
+    store.replace_edges("module", central, sources)

@@ -240,10 +240,18 @@ class CodeTables:
         self.conn.executemany("UPDATE nodes SET rank = ? WHERE id = ?",
                               [(rank, path) for path, rank in ranks.items()])
 
-    def replace_modules(self, modules: dict[str, tuple[str, float]]) -> None:
-        """Module nodes: folder path + '/' -> (summary, rank); searchable like files."""
+    def replace_modules(self, modules: dict[str, tuple[str, float]], partial: bool = False
+                        ) -> None:
+        """Module nodes: folder path + '/' -> (summary, rank); searchable like files.
+
+        `partial` replaces only the given modules and leaves the others as they are.
+        """
         c = self.conn
-        for (node_id,) in c.execute("SELECT id FROM nodes WHERE kind = 'module'").fetchall():
+        if partial:
+            stale = [((m or ".") + "/",) for m in modules]
+        else:
+            stale = c.execute("SELECT id FROM nodes WHERE kind = 'module'").fetchall()
+        for (node_id,) in stale:
             self._drop_node(node_id)
         tokens = self.analyzer.tokens
         for module, (summary, rank) in sorted(modules.items()):
