@@ -93,6 +93,7 @@ class Vault:
             entries = list(os.scandir(directory))
         except FileNotFoundError:
             return out
+        make = NoteFile._make  # tuple.__new__ underneath: a scan makes one per note file
         for entry in entries:
             name = entry.name
             if not name.endswith(".md") or name.startswith("."):
@@ -102,8 +103,8 @@ class Vault:
             except FileNotFoundError:
                 continue
             if stat.S_ISREG(st.st_mode):
-                out.append(NoteFile(name[:-3], directory, st.st_mtime_ns, st.st_size))
-        out.sort(key=lambda f: f.id)
+                out.append(make((name[:-3], directory, st.st_mtime_ns, st.st_size)))
+        out.sort()  # ids are unique, so tuples order by id alone
         return out
 
     def temp_files(self) -> list[Path]:
