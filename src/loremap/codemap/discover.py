@@ -239,7 +239,7 @@ def _check_file(root: Path, path: str, rules: SkipRules, matcher: Excludes, insi
     if reason is not None:
         return Skipped(path, reason)
     try:
-        st = st or os.lstat(root / path)
+        st = st or os.lstat(os.path.join(root, path))  # str join: one per file, on every run
     except FileNotFoundError:  # tracked but deleted from the work tree
         return None
     except OSError:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 
 class _Pattern(NamedTuple):
-    regex: re.Pattern[str]
+    regex: str  # compiled on first use (by `re`'s own cache): most never match anything
     negate: bool
     dir_only: bool
     reason: str
@@ -27,15 +27,15 @@ class Excludes:
 
     def __init__(self, patterns: Sequence[_Pattern]) -> None:
         self._patterns = tuple(reversed(patterns))  # last match wins
-        self._any_dir = _union(p.regex.pattern for p in patterns)
-        self._any_file = _union(p.regex.pattern for p in patterns if not p.dir_only)
+        self._any_dir = _union(p.regex for p in patterns)
+        self._any_file = _union(p.regex for p in patterns if not p.dir_only)
 
     def reason(self, path: str, is_dir: bool) -> str | None:
         """Why `path` (no trailing slash) is excluded, or None."""
         if not (self._any_dir if is_dir else self._any_file).fullmatch(path):
             return None
         for pattern in self._patterns:
-            if (is_dir or not pattern.dir_only) and pattern.regex.fullmatch(path):
+            if (is_dir or not pattern.dir_only) and re.fullmatch(pattern.regex, path):
                 return None if pattern.negate else pattern.reason
         return None
 
@@ -58,7 +58,7 @@ def compile_excludes(patterns: Iterable[str], reasons: Mapping[str, str]) -> Exc
         text = text.rstrip("/")
         anchored = "/" in text
         body = _glob_to_regex(text.lstrip("/"))
-        regex = re.compile(body if anchored else f"(?:.*/)?{body}")
+        regex = body if anchored else f"(?:.*/)?{body}"
         compiled.append(_Pattern(regex, negate, dir_only, reasons.get(raw, "excluded")))
     return Excludes(compiled)
 

@@ -195,7 +195,8 @@ class CodeTables:
             "JOIN (SELECT name, COUNT(DISTINCT file) AS n FROM symbols "
             f"      WHERE length(name) >= 3 {names}GROUP BY name HAVING n <= ?) d "
             "ON d.name = r.name "
-            "JOIN (SELECT DISTINCT file, name FROM symbols) s ON s.name = r.name "
+            f"JOIN (SELECT DISTINCT file, name FROM symbols WHERE 1 {names}) s "
+            "ON s.name = r.name "
             f"WHERE s.file != r.file {scope}GROUP BY r.file, s.file",
             (max_definers,))
 
