@@ -191,8 +191,6 @@ def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
     written = int(write_if_changed(loremap_dir / "map.md",
                                    render_map(snap, project or root.name, summaries)))
     facts_by_module = module_facts(snap)
-    symbols = store.all_symbols(None if only is None else [
-        f.path for m in only if m in facts_by_module for f in facts_by_module[m].members])
     notes = store.notes_by_path()
     pages = loremap_dir / MODULES_DIR
     keep = set()
@@ -202,7 +200,9 @@ def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
         if only is not None and module not in only:
             continue
         linked = sorted({n for f in facts.members for n in notes.get(f.path, ())})
-        page = render_module(module, facts, summaries.get(module, ""), symbols, linked)
+        # One module's definitions at a time: a large repository never holds them all.
+        page = render_module(module, facts, summaries.get(module, ""),
+                             store.module_symbols(module), linked)
         written += write_if_changed(pages / name, page)
     if pages.is_dir():
         for stale in pages.glob("*.md"):

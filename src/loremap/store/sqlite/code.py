@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from loremap.model import Edge
@@ -218,11 +218,13 @@ class CodeTables:
                 "('import', 'reference')", (src,)))
         return out
 
-    def weighted_edges(self, origins: Sequence[str]) -> list[tuple[str, str, float]]:
+    def weighted_edges(self, origins: Sequence[str]) -> Iterator[tuple[str, str, float]]:
+        """(src, dst, weight) of the edges of `origins`, streamed: PageRank reads them once,
+        and a large repository's edges need not all be held as Python objects."""
         marks = ", ".join("?" for _ in origins)
-        return self.conn.execute(
+        yield from self.conn.execute(
             f"SELECT src, dst, weight FROM edges WHERE origin IN ({marks}) ORDER BY src, dst",
-            list(origins)).fetchall()
+            list(origins))
 
     def graph_edges(self, origins: Sequence[str]) -> list[Edge]:
         marks = ", ".join("?" for _ in origins)
@@ -281,18 +283,13 @@ class CodeTables:
         return [(r[0], r[1], r[2]) for r in self.conn.execute(
             "SELECT name, kind, line FROM symbols WHERE file = ? ORDER BY line, name", (path,))]
 
-    def all_symbols(self, paths: Iterable[str] | None = None
-                    ) -> dict[str, list[tuple[str, str, int]]]:
-        """path -> its (name, kind, line) definitions, in line order (of `paths` if given)."""
+    def module_symbols(self, module: str) -> dict[str, list[tuple[str, str, int]]]:
+        """path -> (name, kind, line) definitions of the files of one module, in line order."""
         out: dict[str, list[tuple[str, str, int]]] = {}
-        if paths is None:
-            rows = self.conn.execute(
-                "SELECT file, name, kind, line FROM symbols ORDER BY file, line, name").fetchall()
-        else:
-            rows = [row for p in sorted(set(paths)) for row in self.conn.execute(
-                "SELECT file, name, kind, line FROM symbols WHERE file = ? ORDER BY line, name",
-                (p,))]
-        for path, name, kind, line in rows:
+        for path, name, kind, line in self.conn.execute(
+                "SELECT s.file, s.name, s.kind, s.line FROM files f JOIN symbols s "
+                "ON s.file = f.path WHERE f.module = ? ORDER BY s.file, s.line, s.name",
+                (module,)):
             out.setdefault(path, []).append((name, kind, line))
         return out
 
