@@ -270,7 +270,10 @@ _Ignores = tuple[tuple[str, "GitIgnoreSpec"], ...]  # (directory prefix, its .gi
 def _from_walk(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[SourceFile | Skipped]:
     from pathspec import GitIgnoreSpec  # 40 ms to import; git work trees never need it
 
-    def ignores_in(directory: str, prefix: str, parent: _Ignores) -> _Ignores:
+    def ignores_in(directory: str, prefix: str, parent: _Ignores,
+                   entries: list[os.DirEntry[str]]) -> _Ignores:
+        if not any(e.name == ".gitignore" for e in entries):
+            return parent  # no file to open: most folders have none
         try:
             with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
                       errors="replace") as file:
@@ -279,8 +282,9 @@ def _from_walk(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[Sour
             return parent
 
     inside = _Inside(root)
-    stack = [(str(root), "", ignores_in(str(root), "", ()))]
-    walkers = [_sorted_entries(str(root))]
+    top = _sorted_entries(str(root))
+    stack = [(str(root), "", ignores_in(str(root), "", (), top))]
+    walkers = [iter(top)]
     while walkers:
         entry = next(walkers[-1], None)
         if entry is None:
@@ -301,19 +305,21 @@ def _from_walk(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[Sour
         if reason is not None:
             yield Skipped(path + "/", reason)
             continue
-        stack.append((entry.path, path + "/", ignores_in(entry.path, path + "/", ignores)))
-        walkers.append(_sorted_entries(entry.path))
+        entries = _sorted_entries(entry.path)
+        stack.append((entry.path, path + "/", ignores_in(entry.path, path + "/", ignores,
+                                                         entries)))
+        walkers.append(iter(entries))
 
 
-def _sorted_entries(directory: str) -> Iterator[os.DirEntry[str]]:
+def _sorted_entries(directory: str) -> list[os.DirEntry[str]]:
     # "name/" for a directory puts its subtree where its paths sort among its siblings'.
     try:
         with os.scandir(directory) as scan:
             entries = list(scan)
     except OSError:
-        return iter(())
+        return []
     entries.sort(key=lambda e: e.name + "/" if e.is_dir(follow_symlinks=False) else e.name)
-    return iter(entries)
+    return entries
 
 
 def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:

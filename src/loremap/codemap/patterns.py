@@ -19,6 +19,7 @@ class _Pattern(NamedTuple):
     negate: bool
     dir_only: bool
     reason: str
+    basename: bool  # no "/" in the pattern: it is matched against the last path component
 
 
 class Excludes:
@@ -27,15 +28,22 @@ class Excludes:
 
     def __init__(self, patterns: Sequence[_Pattern]) -> None:
         self._patterns = tuple(reversed(patterns))  # last match wins
-        self._any_dir = _union(p.regex for p in patterns)
-        self._any_file = _union(p.regex for p in patterns if not p.dir_only)
+        # Pre-checks: most patterns name a file or folder anywhere (`node_modules/`, `*.min.js`)
+        # and are tried on the short last component, the others on the whole path.
+        self._any = {
+            (is_dir, base): _union(p.regex for p in patterns
+                                   if p.basename is base and (is_dir or not p.dir_only))
+            for is_dir in (False, True) for base in (False, True)}
 
     def reason(self, path: str, is_dir: bool) -> str | None:
         """Why `path` (no trailing slash) is excluded, or None."""
-        if not (self._any_dir if is_dir else self._any_file).fullmatch(path):
+        name = path.rsplit("/", 1)[-1]
+        if not (self._any[is_dir, True].fullmatch(name)
+                or self._any[is_dir, False].fullmatch(path)):
             return None
         for pattern in self._patterns:
-            if (is_dir or not pattern.dir_only) and re.fullmatch(pattern.regex, path):
+            if (is_dir or not pattern.dir_only) and re.fullmatch(
+                    pattern.regex, name if pattern.basename else path):
                 return None if pattern.negate else pattern.reason
         return None
 
@@ -58,8 +66,10 @@ def compile_excludes(patterns: Iterable[str], reasons: Mapping[str, str]) -> Exc
         text = text.rstrip("/")
         anchored = "/" in text
         body = _glob_to_regex(text.lstrip("/"))
-        regex = body if anchored else f"(?:.*/)?{body}"
-        compiled.append(_Pattern(regex, negate, dir_only, reasons.get(raw, "excluded")))
+        basename = not anchored and "**" not in text
+        regex = body if anchored or basename else f"(?:.*/)?{body}"
+        compiled.append(_Pattern(regex, negate, dir_only, reasons.get(raw, "excluded"),
+                                 basename))
     return Excludes(compiled)
 
 
