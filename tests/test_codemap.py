@@ -298,3 +298,8 @@ def test_an_edit_that_moves_no_edge_keeps_ranks_and_refreshes_its_module(shop, c
         assert [r[0] for r in modules] == ["src/shop/", "web/"]
     assert "baskets, prices and vouchers" in (shop / ".loremap" / "map.md").read_text(
         encoding="utf-8")
+    lore = shop / ".loremap"
+    pages = {p.name: p.read_bytes() for p in [lore / "map.md", *lore.glob("modules/*.md")]}
+    assert cli("reindex").code == 0  # everything derived and rendered again, from scratch
+    assert {p.name: p.read_bytes() for p in [lore / "map.md", *lore.glob("modules/*.md")]} \
+        == pages

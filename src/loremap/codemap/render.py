@@ -52,8 +52,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def snapshot(store: SqliteStore) -> Snapshot:
-    return Snapshot(store.code_files(), store.graph_edges(["import", "cochange"]),
+def snapshot(store: SqliteStore, modules: frozenset[str] | None = None) -> Snapshot:
+    """Files, notes and the edges the pages show (with `modules`, only edges touching them)."""
+    files = store.code_files()
+    touching = None if modules is None else [f.path for f in files if f.module in modules]
+    return Snapshot(files, store.graph_edges(["import", "cochange"], touching),
                     store.note_counts())
 
 
@@ -186,7 +189,7 @@ def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
 
     `only` names the modules whose pages can have changed (the others are not rendered).
     """
-    snap = snapshot(store)
+    snap = snapshot(store, only)
     summaries = store.module_summaries()
     written = int(write_if_changed(loremap_dir / "map.md",
                                    render_map(snap, project or root.name, summaries)))

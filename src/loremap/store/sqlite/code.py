@@ -226,10 +226,20 @@ class CodeTables:
             f"SELECT src, dst, weight FROM edges WHERE origin IN ({marks}) ORDER BY src, dst",
             list(origins))
 
-    def graph_edges(self, origins: Sequence[str]) -> list[Edge]:
+    def graph_edges(self, origins: Sequence[str], touching: Iterable[str] | None = None
+                    ) -> list[Edge]:
+        """Edges of `origins` (only those leaving or reaching `touching`, when given)."""
         marks = ", ".join("?" for _ in origins)
+        where = ""
+        if touching is not None:
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS touching (node TEXT PRIMARY KEY)")
+            self.conn.execute("DELETE FROM touching")
+            self.conn.executemany("INSERT OR IGNORE INTO touching VALUES (?)",
+                                  [(n,) for n in touching])
+            where = (" AND (src IN (SELECT node FROM touching) OR "
+                     "dst IN (SELECT node FROM touching))")
         rows = self.conn.execute(
-            f"SELECT src, dst, rel, origin, weight FROM edges WHERE origin IN ({marks}) "
+            f"SELECT src, dst, rel, origin, weight FROM edges WHERE origin IN ({marks}){where} "
             "ORDER BY src, dst, rel", list(origins))
         return [Edge(*r) for r in rows]
 
