@@ -70,6 +70,19 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024
 
 
+REPEAT = 5  # warm and one-change runs are short: the median of several resists the noise
+
+
+def median_run(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The (seconds, RSS) pair of the median run by time."""
+    return sorted(runs)[len(runs) // 2]
+
+
+def spread(runs: list[tuple[float, float]]) -> str:
+    times = sorted(seconds for seconds, _ in runs)
+    return f"{times[0]:.2f}-{times[-1]:.2f} s"
+
+
 def fetch_django(cache: Path) -> Path:
     target = cache / "Django-5.1.4"
     if not target.is_dir():
@@ -131,18 +144,23 @@ def bench(name: str, source: Path, work: Path, env: dict[str, str]) -> tuple[Pat
     root = work / name
     shutil.copytree(source, root, symlinks=True)
     cold, cold_rss = run([*LOREMAP, "init"], root, env)
-    warm, warm_rss = run([*LOREMAP, "index"], root, env)
+    warms = [run([*LOREMAP, "index"], root, env) for _ in range(REPEAT)]
     changed = central_file(root, env)
-    with open(root / changed, "a", encoding="utf-8") as fh:
-        fh.write("\n")
-    one, one_rss = run([*LOREMAP, "index"], root, env)
+    ones = []
+    for _ in range(REPEAT):
+        with open(root / changed, "a", encoding="utf-8") as fh:
+            fh.write("\n")
+        ones.append(run([*LOREMAP, "index"], root, env))
     render, _ = run([*LOREMAP, "map"], root, env)
     floor, files = parse_floor(root)
+    (warm, warm_rss), (one, one_rss) = median_run(warms), median_run(ones)
     print(f"{name}: {files} source files")
     print(f"  cold init        {cold:6.2f} s  {files / cold:6.0f} files/s  "
           f"peak RSS {cold_rss:5.0f} MB   (single-process parse floor {floor:.2f} s)")
-    print(f"  warm, no change  {warm:6.2f} s  peak RSS {warm_rss:5.0f} MB")
-    print(f"  one file changed {one:6.2f} s  peak RSS {one_rss:5.0f} MB  ({changed})")
+    print(f"  warm, no change  {warm:6.2f} s  peak RSS {warm_rss:5.0f} MB  "
+          f"(median of {REPEAT}; {spread(warms)})")
+    print(f"  one file changed {one:6.2f} s  peak RSS {one_rss:5.0f} MB  "
+          f"(median of {REPEAT}; {spread(ones)}; {changed})")
     print(f"  loremap map      {render:6.2f} s")
     return root, Timings(cold, cold_rss, warm, warm_rss)
 

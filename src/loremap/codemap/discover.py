@@ -268,12 +268,13 @@ _Ignores = tuple[tuple[str, "GitIgnoreSpec"], ...]  # (directory prefix, its .gi
 
 
 def _from_walk(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[SourceFile | Skipped]:
-    from pathspec import GitIgnoreSpec  # 40 ms to import; git work trees never need it
-
     def ignores_in(directory: str, prefix: str, parent: _Ignores,
                    entries: list[os.DirEntry[str]]) -> _Ignores:
         if not any(e.name == ".gitignore" for e in entries):
             return parent  # no file to open: most folders have none
+        # 20-40 ms to import: only once a .gitignore is found (git work trees never need it)
+        from pathspec import GitIgnoreSpec
+
         try:
             with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
                       errors="replace") as file:
