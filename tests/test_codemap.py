@@ -303,3 +303,24 @@ def test_an_edit_that_moves_no_edge_keeps_ranks_and_refreshes_its_module(shop, c
     assert cli("reindex").code == 0  # everything derived and rendered again, from scratch
     assert {p.name: p.read_bytes() for p in [lore / "map.md", *lore.glob("modules/*.md")]} \
         == pages
+
+
+def test_a_changed_tsconfig_re_resolves_every_import(tmp_path, cli, monkeypatch):
+    root = tmp_path / "ts"
+    write(root, {
+        "tsconfig.json": '{"compilerOptions": {"baseUrl": ".", "paths": {"@lib/*": ["old/*"]}}}',
+        "src/app.ts": "import { f } from '@lib/util';\nexport const x = f();\n",
+        "old/util.ts": "export function f() { return 1; }\n",
+        "new/util.ts": "export function f() { return 2; }\n",
+    })
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "ts")
+    monkeypatch.chdir(root)
+    cli("init")
+    assert json.loads(cli("show", "src/app.ts", "--json").out)["imports"] == ["old/util.ts"]
+    (root / "tsconfig.json").write_text(
+        '{"compilerOptions": {"baseUrl": ".", "paths": {"@lib/*": ["new/*"]}}}',
+        encoding="utf-8")
+    index(cli)
+    assert json.loads(cli("show", "src/app.ts", "--json").out)["imports"] == ["new/util.ts"]

@@ -134,6 +134,7 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
     parsed, changed_paths, history = 0, [], "unchanged"
     ranks_moved = True
     affected: set[str] = set()  # names whose set of defining files changed
+    configs_moved = False  # tsconfig.json, go.mod, ...: what any import resolves to may change
     if jobs or removed or head_moved or new_rules:
         with store.write():
             for done, result in enumerate(_results(jobs, workers), start=1):
@@ -144,6 +145,7 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
                 elif isinstance(result, _Touch):
                     store.touch_file(result.path, result.size, result.mtime_ns)
                 else:
+                    configs_moved |= result.language is None and result.skip is None
                     old = store.defined_names([result.path]) if result.path in stamps else set()
                     affected |= old ^ {d.name for d in result.definitions}
                     store.upsert_file(result)
@@ -157,7 +159,8 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
                 history = _apply_history(store, root, seen, history_commits)
                 store.set_meta(_HEAD_META, head or "")
             if changed_paths or removed or head_moved or new_rules:
-                files_moved = bool(removed) or any(p not in stamps for p in changed_paths)
+                files_moved = (bool(removed) or configs_moved
+                               or any(p not in stamps for p in changed_paths))
                 ranks_moved = rebuild_graph(store, root, changed_paths, affected,
                                             reresolve=files_moved or new_rules, full=new_rules)
                 store.set_meta(_GRAPH_META, GRAPH_VERSION)
