@@ -324,3 +324,18 @@ def test_a_changed_tsconfig_re_resolves_every_import(tmp_path, cli, monkeypatch)
         encoding="utf-8")
     index(cli)
     assert json.loads(cli("show", "src/app.ts", "--json").out)["imports"] == ["new/util.ts"]
+
+
+def test_a_same_size_edit_within_one_clock_tick_is_still_parsed(shop, cli):
+    cli("init")
+    path = shop / "src/shop/discount.py"
+    path.write_text(path.read_text(encoding="utf-8") + "X = 1\n", encoding="utf-8")
+    assert index(cli)["parsed"] == 1
+    before = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace("X = 1", "Y = 1"),
+                    encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime
+    assert index(cli)["parsed"] == 1
+    names = {s[0] for s in json.loads(cli("show", "src/shop/discount.py", "--json").out)
+             ["symbols"]}
+    assert "Y" in names and "X" not in names

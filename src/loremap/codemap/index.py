@@ -23,6 +23,7 @@ from loremap.codemap.history import read_history
 from loremap.model import Edge
 from loremap.model.code import CodeFile, FileStamp
 from loremap.store.sqlite import SqliteStore
+from loremap.vault.fs import trusted_mtime
 
 _PARALLEL_FROM = 64  # below this many files to parse, worker start-up costs more than it saves
 _HEAD_META = "code.head"
@@ -78,16 +79,17 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
     except OSError:
         return Skipped(file.path, "vanished")
     digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    mtime = trusted_mtime(st.st_mtime_ns)  # a same-size edit within one clock tick is seen
     if digest == job.old_hash:
-        return _Touch(file.path, st.st_size, st.st_mtime_ns)
+        return _Touch(file.path, st.st_size, mtime)
     module = module_of(file.path)
     reason = sniff(file.path, data[:8192])
     if reason is not None:  # recorded with its reason, so it is not read again until it changes
-        return CodeFile(file.path, module, None, st.st_size, st.st_mtime_ns, digest, skip=reason)
+        return CodeFile(file.path, module, None, st.st_size, mtime, digest, skip=reason)
     if file.language is None:
-        return CodeFile(file.path, module, None, st.st_size, st.st_mtime_ns, digest)
+        return CodeFile(file.path, module, None, st.st_size, mtime, digest)
     facts = parse_source(file.path, file.language, data)
-    return CodeFile(file.path, module, file.language, st.st_size, st.st_mtime_ns, digest,
+    return CodeFile(file.path, module, file.language, st.st_size, mtime, digest,
                     facts.docstring, facts.imports, facts.definitions, facts.references,
                     syntax_errors=facts.syntax_errors)
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, SecretFound
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
-from loremap.memory.stamps import Changes, stamp, stat_signature
+from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
     Hit,
     IndexedNote,
@@ -33,6 +33,7 @@ from loremap.model import (
 from loremap.store import Store
 from loremap.text import Analyzer
 from loremap.vault import fs
+from loremap.vault.fs import trusted_mtime
 from loremap.vault.ids import check_title, new_id
 from loremap.vault.layout import LoadedNote, NoteFile, Vault
 
@@ -136,7 +137,7 @@ class Memory:
                 seen[file.id] = vault.scope
                 if (row is not None and row.scope == vault.scope
                         and row.content_hash == loaded.content_hash):
-                    found.touches.append((file.id, stamp(loaded.file.mtime_ns),
+                    found.touches.append((file.id, trusted_mtime(loaded.file.mtime_ns),
                                           loaded.file.size))
                 else:
                     found.upserts.append(loaded)
@@ -154,7 +155,7 @@ class Memory:
         self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
         self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
-                               stamp(loaded.file.mtime_ns), loaded.file.size)
+                               trusted_mtime(loaded.file.mtime_ns), loaded.file.size)
 
     def reconcile(self) -> Outcome:
         """Bring the index in line with the vault files; cheap when nothing changed.

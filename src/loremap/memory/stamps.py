@@ -10,16 +10,8 @@ from __future__ import annotations
 import time
 import zlib
 
+from loremap.vault.fs import RACY_NS
 from loremap.vault.layout import LoadedNote, NoteFile, Vault
-
-# File times come from a coarse clock: a file rewritten within the same tick with the same size
-# keeps its stat. As git does with "racily clean" entries, a stat this recent is not trusted.
-RACY_NS = 2_000_000_000
-
-
-def stamp(mtime_ns: int) -> int:
-    """The mtime to record for a file: 0 (always re-hash next time) while it is racy."""
-    return 0 if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
 
 
 def stat_signature(scans: list[tuple[Vault, list[NoteFile]]]) -> str | None:

@@ -16,6 +16,15 @@ from pathlib import Path
 from loremap.errors import Conflict
 
 TMP_SUFFIX = ".tmp"
+# File times come from a coarse clock: a file rewritten within the same tick with the same size
+# keeps its stat. As git does with "racily clean" entries, a stat this recent is not trusted.
+RACY_NS = 2_000_000_000
+
+
+def trusted_mtime(mtime_ns: int) -> int:
+    """The mtime to record for a file: 0 (re-hash it next time) while it is racy."""
+    return 0 if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
+
 
 
 def temp_path_for(path: Path) -> Path:
