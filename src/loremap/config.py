@@ -31,14 +31,6 @@ class Setting(NamedTuple):
     env: str
     help: str
 
-    @property
-    def section(self) -> str:
-        return self.name.split(".", 1)[0]
-
-    @property
-    def key(self) -> str:
-        return self.name.split(".", 1)[1]
-
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("project.dir", "", "LOREMAP_PROJECT_DIR",

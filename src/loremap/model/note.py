@@ -125,7 +125,3 @@ class Note(NamedTuple):
         if self.supersedes and (Relation.SUPERSEDES.value, self.supersedes) not in pairs:
             pairs.append((Relation.SUPERSEDES.value, self.supersedes))
         return pairs
-
-    @property
-    def is_current(self) -> bool:
-        return self.status is Status.ACTIVE
