@@ -211,3 +211,10 @@ def test_show_json_carries_unknown_keys_and_hashes(project, cli):
     note = json.loads(cli("show", "procedure-deploy", "--json").out)["note"]
     assert note["extra"] == {"successes": 4}
     assert note["file_hashes"] == {"src/auth/login.ts": "abc123"}
+
+
+def test_a_title_is_stored_as_it_reads_back(project, cli):
+    assert cli("remember", "-t", "gotcha", "--title", "  Spaces   inside  ", "-m", "x").code == 0
+    listed = json.loads(cli("list", "--json").out)["notes"]
+    shown = json.loads(cli("show", "gotcha-spaces-inside", "--json").out)["note"]
+    assert listed[0]["title"] == shown["title"] == "Spaces inside"

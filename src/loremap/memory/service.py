@@ -345,7 +345,10 @@ class Memory:
                         leftover.unlink()
             raise
         fs.fsync_dir(vault.notes_dir)
-        return [vault.read(n.id) for n in (note, old) if n is not None]
+        written = [vault.written(note, data)]
+        if old is not None and old_data is not None:
+            written.append(vault.written(old, old_data))
+        return written
 
     def _warn_missing(self, note: Note, out: Outcome) -> None:
         for rel, target in note.targets():

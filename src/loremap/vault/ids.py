@@ -18,7 +18,8 @@ _MAX_SUFFIX = 100_000
 
 
 def check_title(title: str) -> str:
-    """The title stripped, or `InvalidInput` when it is empty, multi-line or has control chars."""
+    """The title with its spaces collapsed (as a note file reads back), or `InvalidInput` when
+    it is empty, multi-line or has control characters."""
     stripped = title.strip()
     if not stripped:
         raise InvalidInput("the title is empty")
@@ -28,7 +29,7 @@ def check_title(title: str) -> str:
         raise InvalidInput("the title must be one line without control characters")
     if len(stripped) > 300:
         raise InvalidInput(f"the title is {len(stripped)} characters long; keep it under 300")
-    return stripped
+    return " ".join(stripped.split())
 
 
 def slugify(text: str) -> str:

@@ -176,8 +176,12 @@ class Vault:
         """Atomically write `note` to its file (call inside `lock()`)."""
         data = self.render(note)
         self.ensure()
+        fs.atomic_write(self.path_for(note.id), data)
+        return self.written(note, data)
+
+    def written(self, note: Note, data: bytes) -> LoadedNote:
+        """`note` as just written with `data`: its stat and hash, without reading it back."""
         path = self.path_for(note.id)
-        fs.atomic_write(path, data)
         st = path.stat()
         return LoadedNote(note, NoteFile(note.id, path.parent, st.st_mtime_ns, st.st_size),
                           content_hash(data))
