@@ -56,3 +56,9 @@ def test_migrations_are_recorded_and_a_reopen_applies_nothing(tmp_path):
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     reopened = SqliteStore(tmp_path / "index.sqlite", Analyzer())
     assert reopened.schema_version() == len(MIGRATIONS)
+
+
+def test_the_schema_version_doctor_expects_is_the_number_of_migrations():
+    from loremap.store import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION == len(MIGRATIONS)

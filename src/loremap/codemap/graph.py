@@ -76,11 +76,11 @@ def readme_summary(root: Path, module: str, known: set[str]) -> str:
             text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
         except OSError:
             return ""
-        return first_paragraph(text)
+        return readme_paragraph(text)
     return ""
 
 
-def first_paragraph(text: str, limit: int = 300) -> str:
+def readme_paragraph(text: str, limit: int = 300) -> str:
     """The first paragraph that is prose: not a heading, badge, HTML, fence or list of links."""
     in_fence = False
     for block in text.replace("\r\n", "\n").split("\n\n"):
