@@ -115,7 +115,7 @@ def test_quarantine_stores_the_note_redacted_and_search_never_returns_it(seeded,
     text = path.read_text(encoding="utf-8")
     assert token not in text
     assert "status: quarantined" in text and "[REDACTED" in text
-    assert json.loads(cli("search", "token expires", "--json").out)["hits"] == []
+    assert json.loads(cli("search", "token expires", "--json").out)["items"] == []
 
 
 def test_malformed_frontmatter_is_skipped_with_file_and_line_and_the_rest_indexes(seeded, cli):
@@ -221,7 +221,7 @@ def test_a_corrupt_index_is_rebuilt_from_the_vault_and_says_so(seeded, cli):
     index.write_bytes(b"this is not a database" * 100)
     result = cli("search", "jwt", "--json")
     assert result.code == 0, result.err
-    assert [h["id"] for h in json.loads(result.out)["hits"]] == ["concept-authentication"]
+    assert [h["id"] for h in json.loads(result.out)["items"]] == ["concept-authentication"]
     assert list(index.parent.glob("index.sqlite.corrupt-*"))
 
 

@@ -73,7 +73,7 @@ def test_personal_notes_go_to_the_personal_vault_and_are_searched_too(project, c
     assert (isolated_home / "loremap" / "personal" / "notes" / "preference-prefer-pnpm.md"
             ).is_file()
     assert not list((project / ".loremap" / "notes").iterdir())
-    hits = json.loads(cli("search", "pnpm", "--json").out)["hits"]
+    hits = json.loads(cli("search", "pnpm", "--json").out)["items"]
     assert [(h["id"], h["scope"]) for h in hits] == [("preference-prefer-pnpm", "personal")]
 
 
@@ -86,10 +86,10 @@ def test_supersession_marks_the_old_note_in_its_own_file(project, cli):
     assert old["note"]["valid_to"] is not None
     assert old["linked_from"] == [{"id": "decision-use-jwt-instead-of-session-cookies",
                                    "rel": "supersedes"}]
-    hits = json.loads(cli("search", "session cookies", "--json").out)["hits"]
+    hits = json.loads(cli("search", "session cookies", "--kind", "note", "--json").out)["items"]
     assert [h["id"] for h in hits] == ["decision-use-jwt-instead-of-session-cookies"]
     history = json.loads(cli("search", "session cookies", "--status", "superseded",
-                             "--json").out)["hits"]
+                             "--kind", "note", "--json").out)["items"]
     assert [h["id"] for h in history] == ["decision-session-cookies"]
 
 
@@ -114,7 +114,7 @@ def test_forget_archives_and_purge_deletes_file_and_rows(project, cli):
     assert cli("forget", "bug-coupon-applied-twice", "--reason", "fixed in v2").code == 0
     note = json.loads(cli("show", "bug-coupon-applied-twice", "--json").out)["note"]
     assert note["status"] == "archived" and note["archived_reason"] == "fixed in v2"
-    assert json.loads(cli("search", "coupon", "--json").out)["hits"] == []
+    assert json.loads(cli("search", "coupon", "--json").out)["items"] == []
     assert cli("forget", "bug-coupon-applied-twice", "--purge").code == 0
     assert not (project / ".loremap" / "notes" / "bug-coupon-applied-twice.md").exists()
     import sqlite3
@@ -138,7 +138,7 @@ def test_reindex_rebuilds_the_index_from_the_vault_alone(project, cli):
     result = cli("reindex", "--json")
     assert result.code == 0
     assert json.loads(result.out)["indexed"] == 1
-    assert [h["id"] for h in json.loads(cli("search", "jwt", "--json").out)["hits"]] == [
+    assert [h["id"] for h in json.loads(cli("search", "jwt", "--json").out)["items"]] == [
         "concept-authentication"]
 
 

@@ -7,7 +7,7 @@ import os
 
 
 def ids_of(cli, *args):
-    return [h["id"] for h in json.loads(cli("search", *args, "--json").out)["hits"]]
+    return [h["id"] for h in json.loads(cli("search", *args, "--json").out)["items"]]
 
 
 def test_a_note_edited_by_hand_is_reindexed_by_the_next_command(project, cli):
@@ -54,7 +54,7 @@ def test_a_note_that_becomes_malformed_leaves_the_index_with_a_warning(project, 
     path.write_text("---\nid: [\n---\n", encoding="utf-8")
     result = cli("search", "invoice", "--json")
     data = json.loads(result.out)
-    assert data["hits"] == []
+    assert data["items"] == []
     assert any("gotcha-tax-rounding.md:" in w for w in data["warnings"])
 
 

@@ -50,6 +50,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Milliseconds a writer waits for another writer's index lock before a clear error."),
     Setting("search.limit", 10, "LOREMAP_SEARCH_LIMIT",
             "Number of results `loremap search` prints by default."),
+    Setting("search.budget", 1500, "LOREMAP_SEARCH_BUDGET",
+            "Token budget of a recall (`loremap search --budget`, the MCP recall tool, the "
+            "prompt hook): the best items that fit, never more."),
+    Setting("search.tuning", "", "LOREMAP_SEARCH_TUNING",
+            "Search engine settings as key=value pairs (e.g. `ppr=0.5,mmr=0.7`); the keys are "
+            "listed in docs/search.md."),
+    Setting("search.embedder", "", "LOREMAP_EMBEDDER",
+            "The embedding model for the vector list (empty: none). The core knows `hash`, a "
+            "deterministic test embedder; the embeddings extra adds real models."),
     Setting("codemap.exclude", (), "LOREMAP_EXCLUDE",
             "More gitignore-style patterns of files the code map skips (comma-separated in the "
             "environment), on top of the built-in ones (vendored, generated, minified, locks)."),

@@ -19,7 +19,8 @@ COMMANDS: dict[str, str] = {
     "remember": "write a note (decision, bug, gotcha, ...) and index it",
     "show": "print one note with its links, or what the map knows of a file",
     "list": "list notes, newest first",
-    "search": "search the notes (BM25)",
+    "search": "recall notes and code for a question, within a token budget",
+    "eval": "score the search on a dataset of questions with known answers",
     "forget": "archive a note, or delete it with --purge",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault and the index; --fix repairs what it can",
@@ -66,14 +67,59 @@ def _filters(p: argparse.ArgumentParser, status_help: str) -> None:
                    choices=STATUSES, metavar="STATUS", help=status_help)
 
 
-def _search(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query", nargs="+",
-                   help="words, identifiers, paths; any text is safe (no quotes needed)")
-    _filters(p, "search this status (repeatable; default: active)")
+def _date(value: str) -> str:
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 0")
+    return number
+
+
+def _scope(p: argparse.ArgumentParser) -> None:
+    """What a search may return (shared by search and eval)."""
+    _filters(p, "only this status (repeatable; default: active, plus superseded with "
+                "--history or --as-of)")
     p.add_argument("--kind", "-k", dest="kinds", action="append", default=[],
                    choices=("note", "file", "module"),
-                   help="what to search: notes (default), code files, modules (repeatable)")
-    p.add_argument("--limit", "-n", type=int, default=None, help="number of results")
+                   help="only notes, code files or modules (repeatable; default: all)")
+    p.add_argument("--file", "-f", dest="paths", action="append", default=[], metavar="PATH",
+                   help="only code under this path and notes about it (repeatable)")
+    p.add_argument("--tuning", metavar="KEY=VALUE,...",
+                   help="search engine settings for this run (see docs/search.md)")
+
+
+def _search(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="+",
+                   help="a question, words, identifiers, paths; any text is safe")
+    p.add_argument("--terms", nargs="+", action="extend", default=[], metavar="TERM",
+                   help="more words to search with (synonyms, names): they weigh like the query")
+    _scope(p)
+    p.add_argument("--as-of", type=_date, metavar="DATE",
+                   help="what was valid on that day (YYYY-MM-DD), superseded notes included")
+    p.add_argument("--history", action="store_true",
+                   help="include superseded notes (marked as such)")
+    p.add_argument("--budget", "-b", type=_positive, default=None, metavar="TOKENS",
+                   help="token budget of the answer (default: search.budget; 0: no limit)")
+    p.add_argument("--limit", "-n", type=_positive, default=None, help="items at most")
+
+
+def _eval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dataset", metavar="FILE.jsonl",
+                   help='one {"query": ..., "terms": [...], "gold": [ids or paths]} per line')
+    _scope(p)
+    p.add_argument("--compare", metavar="KEY=VALUE,...",
+                   help="a second configuration to score on the same queries (e.g. ppr=0)")
 
 
 def _forget(p: argparse.ArgumentParser) -> None:
@@ -92,6 +138,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "show": lambda p: p.add_argument("id", metavar="ID|PATH", help="a note id or a file path"),
     "list": lambda p: _filters(p, "only this status (repeatable; default: all)"),
     "search": _search,
+    "eval": _eval,
     "forget": _forget,
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",

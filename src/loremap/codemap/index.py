@@ -23,6 +23,7 @@ from loremap.codemap.history import read_history
 from loremap.model import Edge
 from loremap.model.code import CodeFile, FileStamp
 from loremap.store.sqlite import SqliteStore
+from loremap.text import Analyzer
 from loremap.vault.fs import trusted_mtime
 
 _PARALLEL_FROM = 64  # below this many files to parse, worker start-up costs more than it saves
@@ -32,7 +33,7 @@ _HEAD_META = "code.head"
 GRAPH_VERSION = "2"
 _GRAPH_META = "code.graph_version"
 # Bump when what parsing extracts changes (queries, docstring rules): every file is parsed again.
-PARSE_VERSION = "1"
+PARSE_VERSION = "2"
 _PARSE_META = "code.parse_version"
 
 Progress = Callable[[int, int], None]
@@ -55,6 +56,10 @@ class _Job(NamedTuple):
     root: str
     file: SourceFile
     old_hash: str | None
+    languages: tuple[str, ...] = ("en",)  # the analyzer's, for the full-text tokens
+
+
+_ANALYZERS: dict[tuple[str, ...], Analyzer] = {}  # one per worker process and language set
 
 
 class _Touch(NamedTuple):
@@ -89,9 +94,13 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
     if file.language is None:
         return CodeFile(file.path, module, None, st.st_size, mtime, digest)
     facts = parse_source(file.path, file.language, data)
+    analyzer = _ANALYZERS.get(job.languages)
+    if analyzer is None:
+        analyzer = _ANALYZERS.setdefault(job.languages, Analyzer(job.languages))
+    text = " ".join(analyzer.tokens(data.decode("utf-8", "replace")))
     return CodeFile(file.path, module, file.language, st.st_size, mtime, digest,
                     facts.docstring, facts.imports, facts.definitions, facts.references,
-                    syntax_errors=facts.syntax_errors)
+                    syntax_errors=facts.syntax_errors, text=text)
 
 
 def _results(jobs: list[_Job], workers: int) -> Iterator[CodeFile | Skipped | _Touch]:
@@ -104,8 +113,8 @@ def _results(jobs: list[_Job], workers: int) -> Iterator[CodeFile | Skipped | _T
         yield from pool.map(_read, jobs, chunksize=16)
 
 
-def _plan(root: Path, rules: SkipRules, stamps: dict[str, FileStamp]
-          ) -> tuple[list[_Job], set[str], Counter[str]]:
+def _plan(root: Path, rules: SkipRules, stamps: dict[str, FileStamp],
+          languages: tuple[str, ...]) -> tuple[list[_Job], set[str], Counter[str]]:
     jobs: list[_Job] = []
     seen: set[str] = set()
     skipped: Counter[str] = Counter()
@@ -117,7 +126,7 @@ def _plan(root: Path, rules: SkipRules, stamps: dict[str, FileStamp]
         if old is not None and old.size == item.size and old.mtime_ns == item.mtime_ns:
             seen.add(item.path)
             continue
-        jobs.append(_Job(str(root), item, old.content_hash if old else None))
+        jobs.append(_Job(str(root), item, old.content_hash if old else None, languages))
         seen.add(item.path)
     return jobs, seen, skipped
 
@@ -129,7 +138,8 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
     started = time.perf_counter()
     stamps = store.file_stamps()
     new_parser = store.meta(_PARSE_META) != PARSE_VERSION
-    jobs, seen, skipped = _plan(root, rules, {} if new_parser else stamps)
+    jobs, seen, skipped = _plan(root, rules, {} if new_parser else stamps,
+                                store.analyzer.languages)
     removed = sorted(set(stamps) - seen)
     head_moved = store.meta(_HEAD_META) != (head or "")
     new_rules = store.meta(_GRAPH_META) != GRAPH_VERSION

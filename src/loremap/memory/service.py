@@ -19,7 +19,6 @@ from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, S
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
-    Hit,
     IndexedNote,
     Link,
     Note,
@@ -367,15 +366,6 @@ class Memory:
                    ) -> list[IndexedNote]:
         return self.store.list_notes([NoteType.parse(t).value for t in types],
                                      [Status.parse(s).value for s in statuses])
-
-    def search(self, query: str, limit: int, types: Sequence[str] = (),
-               statuses: Sequence[str] = ("active",), kinds: Sequence[str] = ("note",)
-               ) -> list[Hit]:
-        """Plain BM25 over notes (and, if asked, code files and modules); the hybrid engine
-        replaces this."""
-        terms = self.analyzer.terms(query)
-        return self.store.bm25(terms, limit, [NoteType.parse(t).value for t in types],
-                               [Status.parse(s).value for s in statuses], kinds)
 
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""

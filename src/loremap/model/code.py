@@ -50,3 +50,4 @@ class CodeFile(NamedTuple):
     subjects: tuple[str, ...] = ()
     syntax_errors: bool = False
     skip: str | None = None  # why its content is left out (binary, minified, generated)
+    text: str = ""  # the whole content as analyzer tokens joined by spaces (for full-text search)

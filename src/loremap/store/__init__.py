@@ -13,7 +13,7 @@ from typing import Protocol
 
 from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Store(Protocol):

@@ -63,49 +63,50 @@ class CodeTables:
         self._forget_file(file.path, keep_edges=True)
         c.execute(
             "INSERT INTO files (path, module, language, size, mtime_ns, content_hash, docstring,"
-            " imports, subjects, syntax_errors, skip, rank) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " imports, subjects, syntax_errors, skip, rank, name) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (file.path, file.module, file.language, file.size, file.mtime_ns,
              file.content_hash, file.docstring, json.dumps(list(file.imports)),
-             json.dumps(list(file.subjects)), int(file.syntax_errors), file.skip, rank))
+             json.dumps(list(file.subjects)), int(file.syntax_errors), file.skip, rank,
+             file.path.rsplit("/", 1)[-1]))
         c.executemany("INSERT INTO symbols (file, name, kind, line) VALUES (?, ?, ?, ?)",
                       [(file.path, d.name, d.kind, d.line) for d in file.definitions])
         c.executemany("INSERT OR IGNORE INTO refs (file, name) VALUES (?, ?)",
                       [(file.path, name) for name in file.references])
         if file.language is not None:
-            self._index_file_node(file.path, file.docstring, file.subjects,
-                                  [d.name for d in file.definitions])
+            self._index_file_node(file, rank)
 
-    def _index_file_node(self, path: str, docstring: str, subjects: Sequence[str],
-                         names: Sequence[str]) -> None:
+    def _index_file_node(self, file: CodeFile, rank: float) -> None:
         c = self.conn
-        body = "\n".join([docstring, *subjects]).strip()
-        rank = c.execute("SELECT rank FROM files WHERE path = ?", (path,)).fetchone()
+        path = file.path
+        body = "\n".join([file.docstring, *file.subjects]).strip()
         cur = c.execute("INSERT INTO nodes (id, kind, title, body, path, rank) "
-                        "VALUES (?, 'file', ?, ?, ?, ?)",
-                        (path, path, body, path, rank[0] if rank else 0.0))
+                        "VALUES (?, 'file', ?, ?, ?, ?)", (path, path, body, path, rank))
         tokens = self.analyzer.tokens
         c.execute(
-            "INSERT INTO fts (rowid, title, body, tags, symbols, path) VALUES (?, ?, ?, '', ?, ?)",
+            "INSERT INTO fts (rowid, title, body, tags, symbols, path, content) "
+            "VALUES (?, ?, ?, '', ?, ?, ?)",
             (cur.lastrowid, " ".join(tokens(path.rsplit("/", 1)[-1])), " ".join(tokens(body)),
-             " ".join(tokens(" ".join(names))), " ".join(tokens(path))))
+             " ".join(tokens(" ".join(d.name for d in file.definitions))),
+             " ".join(tokens(path)), file.text))
 
     def set_subjects(self, subjects: dict[str, tuple[str, ...]]) -> int:
-        """Record the latest commit subjects of each file; re-index those that changed."""
+        """Record the latest commit subjects of each file; re-index the body of those that
+        changed (FTS5 rewrites one column of a row in place; the content stays)."""
         changed = 0
-        rows = self.conn.execute("SELECT path, subjects, docstring FROM files "
-                                 "WHERE language IS NOT NULL").fetchall()
-        for path, old, docstring in rows:
+        c = self.conn
+        rows = c.execute("SELECT f.path, f.subjects, f.docstring, n.rowid FROM files f "
+                         "JOIN nodes n ON n.id = f.path WHERE f.language IS NOT NULL").fetchall()
+        for path, old, docstring, rowid in rows:
             new = list(subjects.get(path, ()))
             if json.loads(old) == new:
                 continue
             changed += 1
-            self.conn.execute("UPDATE files SET subjects = ? WHERE path = ?",
-                              (json.dumps(new), path))
-            names = [r[0] for r in self.conn.execute(
-                "SELECT name FROM symbols WHERE file = ? ORDER BY line", (path,))]
-            self._drop_node(path)
-            self._index_file_node(path, docstring, new, names)
+            body = "\n".join([docstring, *new]).strip()
+            c.execute("UPDATE files SET subjects = ? WHERE path = ?", (json.dumps(new), path))
+            c.execute("UPDATE nodes SET body = ? WHERE rowid = ?", (body, rowid))
+            c.execute("UPDATE fts SET body = ? WHERE rowid = ?",
+                      (" ".join(self.analyzer.tokens(body)), rowid))
         return changed
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
@@ -121,6 +122,7 @@ class CodeTables:
         if row is not None:
             self.conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
             self.conn.execute("DELETE FROM nodes WHERE rowid = ?", (row[0],))
+        self.conn.execute("DELETE FROM vectors WHERE id = ?", (node_id,))
 
     def _forget_file(self, path: str, keep_edges: bool) -> None:
         c = self.conn
@@ -129,8 +131,8 @@ class CodeTables:
         c.execute("DELETE FROM refs WHERE file = ?", (path,))
         self._drop_node(path)
         if not keep_edges:
-            c.execute("DELETE FROM edges WHERE (src = ? OR dst = ?) AND origin != 'declared'",
-                      (path, path))
+            c.execute("DELETE FROM edges WHERE (src = ? OR dst = ?) AND origin NOT IN "
+                      "('declared', 'files')", (path, path))
 
     # --- graph -----------------------------------------------------------------------------
 
@@ -272,8 +274,8 @@ class CodeTables:
             cur = c.execute("INSERT INTO nodes (id, kind, title, body, path, rank) "
                             "VALUES (?, 'module', ?, ?, ?, ?)",
                             (node_id, node_id, summary, module, rank))
-            c.execute("INSERT INTO fts (rowid, title, body, tags, symbols, path) "
-                      "VALUES (?, ?, ?, '', '', ?)",
+            c.execute("INSERT INTO fts (rowid, title, body, tags, symbols, path, content) "
+                      "VALUES (?, ?, ?, '', '', ?, '')",
                       (cur.lastrowid, " ".join(tokens(module.rsplit("/", 1)[-1])),
                        " ".join(tokens(summary)), " ".join(tokens(module))))
 

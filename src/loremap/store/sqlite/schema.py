@@ -14,8 +14,10 @@ from loremap.errors import StoreError
 
 # unicode61 with '_' as a token character indexes the analyzer's tokens ([a-z0-9_]+) as they are.
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
-# Column weights for bm25(): title, body, tags, symbols, path.
-FTS_WEIGHTS = (5.0, 1.0, 3.0, 3.0, 2.0)
+# The FTS columns, in order. `content` holds a code file's whole text (analyzer tokens).
+FTS_COLUMNS = ("title", "body", "tags", "symbols", "path", "content")
+# Default column weights for bm25(), in FTS_COLUMNS order (the search config can change them).
+FTS_WEIGHTS = (5.0, 1.0, 3.0, 3.0, 2.0, 1.0)
 
 
 def _m1_initial(conn: sqlite3.Connection) -> None:
@@ -97,7 +99,33 @@ def _m2_code_map(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX edges_origin ON edges(origin)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_m1_initial, _m2_code_map)
+def _m3_search(conn: sqlite3.Connection) -> None:
+    """Hybrid search: code files' whole text in FTS, its vocabulary, note aliases and recorded
+    file hashes (for entities and staleness), file names, embeddings.
+
+    FTS5 cannot add a column, so the text index is made again; every derived row is cleared
+    with it, and the next command re-reads the notes (and `loremap index` the code).
+    """
+    conn.execute("DROP TABLE fts")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(FTS_COLUMNS)}, "
+        f'tokenize="{FTS_TOKENIZER}")'
+    )
+    conn.execute("CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row')")
+    conn.execute("ALTER TABLE nodes ADD COLUMN aliases TEXT NOT NULL DEFAULT '[]'")
+    conn.execute("ALTER TABLE nodes ADD COLUMN file_hashes TEXT NOT NULL DEFAULT '{}'")
+    conn.execute("ALTER TABLE files ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE INDEX files_name ON files(name)")
+    conn.execute(
+        "CREATE TABLE vectors (id TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, "
+        "PRIMARY KEY (model, id)) WITHOUT ROWID"
+    )
+    for table in ("nodes", "edges", "files", "symbols", "refs", "meta"):
+        conn.execute(f"DELETE FROM {table}")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _m1_initial, _m2_code_map, _m3_search)
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -131,5 +159,6 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 def drop_all(conn: sqlite3.Connection) -> None:
     """Drop every table of ours (inside the caller's transaction)."""
-    for name in ("fts", "edges", "nodes", "meta", "files", "symbols", "refs", "migrations"):
+    for name in ("fts_vocab", "fts", "edges", "nodes", "meta", "files", "symbols", "refs",
+                 "vectors", "migrations"):
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')

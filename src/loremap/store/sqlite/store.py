@@ -18,6 +18,7 @@ from loremap.errors import IndexLocked, StoreError
 from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
 from loremap.store.sqlite import schema
 from loremap.store.sqlite.code import CodeTables
+from loremap.store.sqlite.search import SearchTables
 from loremap.text import Analyzer
 
 _NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
@@ -63,7 +64,7 @@ def _snippet(body: str, limit: int = 160) -> str:
     return ""
 
 
-class SqliteStore(CodeTables):
+class SqliteStore(CodeTables, SearchTables):
     """`Store` on a SQLite file (or `:memory:`)."""
 
     def __init__(self, path: Path, analyzer: Analyzer, busy_timeout_ms: int = 5000) -> None:
@@ -139,13 +140,14 @@ class SqliteStore(CodeTables):
             note.status.value, note.recorded_at, note.valid_from, note.valid_to,
             note.superseded_by, note.commit, json.dumps(list(note.files)),
             json.dumps(list(note.tags)), content_hash, mtime_ns, size,
+            json.dumps(list(note.aliases)), json.dumps(dict(note.file_hashes), sort_keys=True),
         )
         if row is None:
             cur = c.execute(
                 "INSERT INTO nodes (id, kind, scope, type, title, body, path, status, "
                 "recorded_at, valid_from, valid_to, superseded_by, commit_sha, files, tags, "
-                "content_hash, mtime_ns, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?)", values)
+                "content_hash, mtime_ns, size, aliases, file_hashes) VALUES (?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
             rowid = cur.lastrowid
         else:
             rowid = row[0]
@@ -153,20 +155,30 @@ class SqliteStore(CodeTables):
                 "UPDATE nodes SET id = ?, kind = ?, scope = ?, type = ?, title = ?, body = ?, "
                 "path = ?, status = ?, recorded_at = ?, valid_from = ?, valid_to = ?, "
                 "superseded_by = ?, commit_sha = ?, files = ?, tags = ?, content_hash = ?, "
-                "mtime_ns = ?, size = ? WHERE rowid = ?", (*values, rowid))
+                "mtime_ns = ?, size = ?, aliases = ?, file_hashes = ? WHERE rowid = ?",
+                (*values, rowid))
             c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            c.execute("DELETE FROM vectors WHERE id = ?", (note.id,))
         tokens = self.analyzer.tokens
         c.execute(
-            "INSERT INTO fts (rowid, title, body, tags, symbols, path) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO fts (rowid, title, body, tags, symbols, path, content) "
+            "VALUES (?, ?, ?, ?, ?, ?, '')",
             (rowid, " ".join(tokens(" ".join((note.title, *note.aliases)))),
              " ".join(tokens(note.body)), " ".join(tokens(" ".join((note.type.value,
                                                                        *note.tags)))),
              "", " ".join(tokens(" ".join(note.files)))),
         )
-        c.execute("DELETE FROM edges WHERE src = ? AND origin = 'declared'", (note.id,))
+        c.execute("DELETE FROM edges WHERE src = ? AND origin IN ('declared', 'files')",
+                  (note.id,))
         c.executemany(
             "INSERT OR IGNORE INTO edges (src, dst, rel, origin) VALUES (?, ?, ?, 'declared')",
             [(note.id, target, rel) for rel, target in note.targets()],
+        )
+        # A note's `files` are edges too (origin 'files'), so search walks from a file to the
+        # notes about it; kept apart from declared links, which doctor checks.
+        c.executemany(
+            "INSERT OR IGNORE INTO edges (src, dst, rel, origin) VALUES (?, ?, 'about', 'files')",
+            [(note.id, path) for path in note.files],
         )
 
     def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
@@ -179,7 +191,9 @@ class SqliteStore(CodeTables):
         if row is not None:
             c.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
             c.execute("DELETE FROM nodes WHERE rowid = ?", (row[0],))
-        c.execute("DELETE FROM edges WHERE src = ? AND origin = 'declared'", (note_id,))
+        c.execute("DELETE FROM edges WHERE src = ? AND origin IN ('declared', 'files')",
+                  (note_id,))
+        c.execute("DELETE FROM vectors WHERE id = ?", (note_id,))
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]:

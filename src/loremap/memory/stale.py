@@ -1,0 +1,60 @@
+"""Has the code a note describes changed since the note was written?
+
+A note records the git blob hash of each of its files when it is written (`file_hashes`). The
+file's current blob hash is compared with it; when they differ, `git rev-list --count` says how
+many commits touched the file since the note's commit. Only the notes a search returns are
+checked, each file once per process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from loremap.memory.paths import git_blob_hash
+from loremap.model.search import NodeRow
+
+
+def staleness(root: Path) -> Callable[[NodeRow], list[str]]:
+    """A checker for notes of the repository at `root`: the warnings of one note's files."""
+    hashes: dict[str, str | None] = {}
+    counts: dict[tuple[str, str], int | None] = {}
+
+    def current(path: str) -> str | None:
+        if path not in hashes:
+            hashes[path] = git_blob_hash(root / path)
+        return hashes[path]
+
+    def commits_since(commit: str, path: str) -> int | None:
+        key = (commit, path)
+        if key not in counts:
+            try:
+                done = subprocess.run(
+                    ["git", "rev-list", "--count", f"{commit}..HEAD", "--", path], cwd=root,
+                    capture_output=True, text=True, timeout=10, check=False)
+                out = done.stdout.strip()
+                counts[key] = int(out) if done.returncode == 0 and out.isdigit() else None
+            except (OSError, subprocess.SubprocessError):
+                counts[key] = None
+        return counts[key]
+
+    def check(note: NodeRow) -> list[str]:
+        warnings = []
+        for path, recorded in sorted(note.file_hashes.items()):
+            now = current(path)
+            if now == recorded:
+                continue
+            if now is None:
+                warnings.append(f"{path} is gone since this note")
+                continue
+            since = commits_since(note.commit, path) if note.commit else None
+            if since:
+                noun = "commit" if since == 1 else "commits"
+                warnings.append(f"{path} changed since this note ({since} {noun})")
+            else:
+                warnings.append(f"{path} changed since this note (not committed yet)"
+                                if since == 0 else f"{path} changed since this note")
+        return warnings
+
+    return check

@@ -1,0 +1,62 @@
+"""Records of search: what may be returned (filters) and what the index holds of a node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+
+class Filters(NamedTuple):
+    """Which nodes a search may return; empty tuples mean "any".
+
+    `types` keeps notes of those types (and so no code); `paths` keeps code under one of the
+    path prefixes and notes whose files or path links lie under one; `as_of` (YYYY-MM-DD) keeps
+    what was valid that day: recorded by then, valid from then or earlier, not yet ended.
+    """
+
+    kinds: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ("active",)
+    paths: tuple[str, ...] = ()
+    as_of: str | None = None
+
+
+class NodeRow(NamedTuple):
+    """A node of the index as search shows it (notes, code files, modules)."""
+
+    id: str
+    kind: str
+    scope: str
+    type: str
+    title: str
+    body: str
+    path: str
+    status: str
+    recorded_at: str | None
+    valid_from: str | None
+    valid_to: str | None
+    superseded_by: str | None
+    commit: str | None
+    files: tuple[str, ...]
+    file_hashes: Mapping[str, str]
+    aliases: tuple[str, ...]
+    rank: float
+
+
+class Neighbor(NamedTuple):
+    """An edge seen from one end: `outgoing` when the node is its source."""
+
+    node: str
+    rel: str
+    origin: str
+    weight: float
+    outgoing: bool
+
+
+class SymbolRow(NamedTuple):
+    """A definition found by name."""
+
+    name: str
+    file: str
+    kind: str
+    line: int

@@ -1,0 +1,112 @@
+"""The knobs of the search engine, as one immutable record that `loremap eval --compare` can
+vary ("ppr=0", "mmr=0.7", "weights=5:1:3:3:2:1", or a TOML file with a `[search]` table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from loremap.errors import InvalidInput
+
+# Default bm25() column weights: title, body, tags, symbols, path, content (the FTS columns).
+DEFAULT_WEIGHTS = (5.0, 1.0, 3.0, 3.0, 2.0, 1.0)
+
+
+class SearchConfig(NamedTuple):
+    """Weights of the candidate lists in the fusion (0 turns a list off), and their limits."""
+
+    bm25: float = 1.0
+    entities: float = 1.0
+    ppr: float = 1.0
+    vectors: float = 1.0
+    rrf_k: int = 60  # Reciprocal Rank Fusion constant
+    pool: int = 50  # candidates each list contributes
+    max_terms: int = 32  # a long query keeps its highest-IDF terms
+    seeds: int = 5  # how many top bm25/entity hits seed the PPR walk
+    alpha: float = 0.3  # PPR restart probability: higher stays closer to the seeds
+    pushes: int = 120  # PPR forward pushes at most (bounds its work whatever the graph)
+    max_definers: int = 5  # a symbol defined in more files than this is not an entity
+    mmr: float = 0.0  # MMR trade-off (relevance share); 0 turns MMR off
+    abstain: bool = True  # answer "nothing relevant" when the floor is not cleared
+    common: float = 0.5  # share of postings held by the project's ordinary words (the floor)
+    coverage: float = 0.34  # share of the question's IDF mass its known words must hold
+    weights: tuple[float, ...] = DEFAULT_WEIGHTS
+
+    @classmethod
+    def parse(cls, spec: str) -> SearchConfig:
+        """A config from "key=value,key=value" (unknown keys refused) or a TOML file path."""
+        spec = spec.strip()
+        if not spec:
+            return cls()
+        if spec.endswith(".toml") or Path(spec).is_file():
+            return cls.from_toml(Path(spec))
+        values: dict[str, str] = {}
+        for part in spec.split(","):
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip():
+                raise InvalidInput(f"search config {part.strip()!r}: use key=value "
+                                   f"(keys: {', '.join(cls._fields)})")
+            values[key.strip()] = value.strip()
+        return cls.build(values)
+
+    @classmethod
+    def from_toml(cls, path: Path) -> SearchConfig:
+        import tomllib
+
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise InvalidInput(f"{path}: cannot read the search config ({exc})") from None
+        table = data.get("search", data)
+        if not isinstance(table, dict):
+            raise InvalidInput(f"{path}: [search] must be a table")
+        return cls.build(table)
+
+    @classmethod
+    def build(cls, values: dict[str, Any]) -> SearchConfig:
+        defaults = cls()
+        out: dict[str, Any] = {}
+        for key, raw in values.items():
+            if key not in cls._fields:
+                raise InvalidInput(f"unknown search config key {key!r}: use one of "
+                                   f"{', '.join(cls._fields)}")
+            default = getattr(defaults, key)
+            try:
+                out[key] = _coerce(raw, default)
+            except ValueError:
+                raise InvalidInput(f"search config {key}={raw!r}: expected "
+                                   f"{type(default).__name__}") from None
+        config = cls(**{**defaults._asdict(), **out})
+        if len(config.weights) != len(DEFAULT_WEIGHTS):
+            raise InvalidInput(f"search config weights: give {len(DEFAULT_WEIGHTS)} numbers "
+                               "(title:body:tags:symbols:path:content)")
+        return config
+
+    def describe(self) -> str:
+        """The settings that differ from the defaults, as `parse` reads them."""
+        defaults = SearchConfig()
+        parts = []
+        for key in self._fields:
+            value = getattr(self, key)
+            if value != getattr(defaults, key):
+                shown = ":".join(f"{w:g}" for w in value) if key == "weights" else value
+                parts.append(f"{key}={shown}")
+        return ",".join(parts) or "defaults"
+
+
+def _coerce(raw: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(raw)
+    if isinstance(default, tuple):
+        parts = raw if isinstance(raw, list | tuple) else str(raw).split(":")
+        return tuple(float(p) for p in parts)
+    if isinstance(default, int):
+        return int(raw)
+    return float(raw)

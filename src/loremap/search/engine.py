@@ -1,0 +1,417 @@
+"""The search engine: candidate lists fused by Reciprocal Rank Fusion, packed into a budget.
+
+One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
+
+1. analyse the query and the caller's `terms` alike (terms are the agent's own expansion); a
+   long query keeps its `max_terms` highest-IDF terms, so a pasted issue costs what a short
+   question costs;
+2. candidate lists: **bm25** (FTS5 with column weights), **entities** (paths, file names,
+   dotted modules, code-looking names, note ids, titles and aliases written in the question),
+   **ppr** (Personalized PageRank by local push from the top of the first two lists) and
+   **vectors** (only with an embedder);
+3. fuse with RRF (k = 60, a weight per list), optionally diversify with MMR;
+4. filters (kind, type, status, path prefix, as-of date) apply inside every list;
+5. render each item (what it is, where it lives, why it is here, ⚠ when the files a note
+   describes changed since) and pack the best into the token budget.
+
+Abstention: the answer is empty ("nothing relevant in memory") unless the question names an
+entity, or both (a) it holds a term *specific* to this project: present in the index and rarer
+than the project's ordinary words, and (b) the best text match scores at least what one
+ordinary word earns matched once in a node of average length. The line between ordinary and
+specific is the project's own vocabulary: sorted by document frequency, the most frequent terms
+that together hold `common` (half) of all postings are ordinary, and the smallest document
+frequency among them is the line (computed from the index, cached in `meta` until the node
+count moves by a tenth). And (c) the words of the question the index knows carry at least
+`coverage` (a third) of its IDF mass, a word it has never seen weighing like the rarest: a
+question about refunds in a payment gateway is not answered by the one file that says
+"handle". A prompt made only of conversational replies ("yes", "continue") is not searched.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol
+
+from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow
+from loremap.search import entities, ppr
+from loremap.search.config import SearchConfig
+from loremap.search.embed import Embedder, nearest
+from loremap.search.fuse import mmr, rrf
+from loremap.search.render import Item, Packed, pack, render, snippet
+from loremap.text import Analyzer
+
+_HEAD_META = "search.ordinary_df"
+Stale = Callable[[NodeRow], list[str]]
+
+
+class SearchStore(entities.NameIndex, Protocol):
+    def node_count(self) -> int: ...
+
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]: ...
+
+    def vocabulary_head(self, share: float) -> int: ...
+
+    def text_search(self, match: str, limit: int, filters: Filters,
+                    weights: Sequence[float]) -> list[tuple[str, float]]: ...
+
+    def nodes(self, ids: Sequence[str], filters: Filters | None = None
+              ) -> dict[str, NodeRow]: ...
+
+    def node_terms(self, node_id: str) -> set[str]: ...
+
+    def neighbors(self, node_id: str) -> list[Neighbor]: ...
+
+    def degree(self, node_id: str) -> int: ...
+
+    def symbols_of(self, path: str) -> list[tuple[str, str, int]]: ...
+
+    def meta(self, key: str) -> str | None: ...
+
+
+class Request(NamedTuple):
+    """A search. Empty `kinds`/`types`/`paths` mean any; `history` adds superseded notes;
+    `as_of` (YYYY-MM-DD) asks what was valid that day; `budget` None means no token limit."""
+
+    query: str
+    terms: Sequence[str] = ()
+    kinds: Sequence[str] = ()
+    types: Sequence[str] = ()
+    statuses: Sequence[str] = ()
+    paths: Sequence[str] = ()
+    as_of: str | None = None
+    history: bool = False
+    budget: int | None = 1500
+    limit: int = 10
+
+
+class Recall(NamedTuple):
+    """What a recall found: the packed items, or why there is nothing."""
+
+    items: list[Item]
+    tokens: int
+    left_out: int
+    abstained: bool
+    reason: str
+    terms: tuple[str, ...]
+    seconds: float
+
+
+class Candidates(NamedTuple):
+    """The fused ranking (id, score) best first, the rows of those ids, why each is there, the
+    query analysis, the entities named and the symbols named per file."""
+
+    fused: list[tuple[str, float]]
+    rows: dict[str, NodeRow]
+    why: dict[str, list[str]]
+    query: QueryTerms
+    named: set[str]
+    symbols: dict[str, list[SymbolRow]]
+    best: float  # the top BM25 score (0 without a text match)
+
+
+class QueryTerms(NamedTuple):
+    terms: tuple[str, ...]  # searched with (known to the index, at most max_terms)
+    specific: tuple[str, ...]  # known and rarer than the project's ordinary words
+    dropped: int  # terms left out of a long query
+    dfs: dict[str, int]  # document frequency of each term
+    floor: float  # the BM25 score the best match must reach (see the module docstring)
+    chatter: bool = False  # the question is only a conversational reply ("yes", "continue")
+    coverage: float = 1.0  # share of the question's IDF mass held by words the index knows
+
+
+# Replies that carry no question (as analyzer tokens): a prompt made only of these is not
+# searched. Applied to queries only; the index keeps every word.
+CHATTER = frozenset(
+    "yes yeah yep no nope ok okay sure fine thank thanks pleas continu go proceed next done "
+    "great good nice cool right correct agre perfect awesom lgtm ship hi hello hey".split())
+
+
+def statuses_for(request: Request) -> tuple[str, ...]:
+    """Superseded, archived and quarantined notes are never current: only asked-for statuses,
+    history or an as-of date bring superseded ones back (and they are marked)."""
+    if request.statuses:
+        return tuple(request.statuses)
+    if request.history or request.as_of:
+        return ("active", "superseded")
+    return ("active",)
+
+
+class Engine:
+    def __init__(self, store: SearchStore, analyzer: Analyzer,
+                 config: SearchConfig | None = None, embedder: Embedder | None = None,
+                 stale: Stale | None = None) -> None:
+        self.store = store
+        self.analyzer = analyzer
+        self.config = config or SearchConfig()
+        self.embedder = embedder
+        self.stale = stale
+        self._floor: int | None = None
+
+    # --- analysis ---------------------------------------------------------------------------
+
+    def ordinary_df(self, count: int) -> int:
+        """The document frequency from which a term is one of the project's ordinary words."""
+        if self._floor is not None:
+            return self._floor
+        cached = self.store.meta(_HEAD_META)
+        if cached:
+            at, _, value = cached.partition(":")
+            if at.isdigit() and value.isdigit() and abs(int(at) - count) <= count / 10:
+                self._floor = int(value)
+                return self._floor
+        self._floor = max(2, self.store.vocabulary_head(self.config.common))
+        writer = getattr(self.store, "write", None)
+        setter = getattr(self.store, "set_meta", None)
+        if writer is not None and setter is not None:
+            import contextlib
+
+            from loremap.errors import IndexLocked
+
+            with contextlib.suppress(IndexLocked), writer():
+                setter(_HEAD_META, f"{count}:{self._floor}")
+        return self._floor
+
+    def analyse(self, request: Request) -> QueryTerms:
+        words = self.analyzer.terms(" ".join([request.query, *request.terms]))
+        if not words:
+            return QueryTerms((), (), 0, {}, 0.0)
+        if all(w in CHATTER for w in words):
+            return QueryTerms((), (), 0, {}, 0.0, chatter=True)
+        count = self.store.node_count()
+        dfs = self.store.doc_freqs(words)
+        known = [t for t in words if dfs[t] > 0]
+        dropped = 0
+        if len(known) > self.config.max_terms:
+            ranked = sorted(known, key=lambda t: (dfs[t], words.index(t)))
+            keep = set(ranked[: self.config.max_terms])
+            dropped = len(known) - len(keep)
+            known = [t for t in known if t in keep]
+        coverage = self._coverage(self.analyzer.terms(request.query), dfs, count)
+        ordinary = self.ordinary_df(count) if count else 0
+        specific = tuple(t for t in known if dfs[t] < ordinary or count < 20)
+        # One ordinary word matched once in a node of average length scores its IDF
+        # (tf = 1, dl = avgdl); the best match must do at least that well.
+        floor = math.log(1 + (count - ordinary + 0.5) / (ordinary + 0.5)) if count >= 20 else 0.0
+        return QueryTerms(tuple(known), specific, dropped, dfs, max(floor, 0.0),
+                          coverage=coverage)
+
+    @staticmethod
+    def _coverage(words: Sequence[str], dfs: dict[str, int], count: int) -> float:
+        """The share of the question's IDF mass on words the index holds; a word it has never
+        seen weighs like the rarest word (one node). The caller's extra terms do not count:
+        an expansion that misses says nothing against the question."""
+        def idf(df: int) -> float:
+            return math.log(1 + (count - df + 0.5) / (df + 0.5))
+
+        total = known = 0.0
+        for word in words:
+            df = dfs.get(word, 0)
+            weight = idf(max(df, 1))
+            total += weight
+            if df:
+                known += weight
+        return known / total if total else 1.0
+
+    # --- candidate lists --------------------------------------------------------------------
+
+    def filters(self, request: Request) -> Filters:
+        return Filters(tuple(request.kinds), tuple(request.types), statuses_for(request),
+                       tuple(request.paths), request.as_of)
+
+    def _bm25(self, terms: Sequence[str], filters: Filters) -> list[tuple[str, float]]:
+        if not terms or self.config.bm25 <= 0:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        return self.store.text_search(match, self.config.pool, filters, self.config.weights)
+
+    def _entities(self, text: str, bm25_nodes: Sequence[NodeRow]
+                  ) -> tuple[list[entities.EntityHit], dict[str, list[SymbolRow]]]:
+        if self.config.entities <= 0:
+            return [], {}
+        store = self.store
+        found = [*entities.paths(store, text), *entities.note_ids(store, text),
+                 *entities.titles(bm25_nodes, text)]
+        symbol_hits = entities.symbols(store, text, self.config.max_definers)
+        matched: dict[str, list[SymbolRow]] = {}
+        for hit in symbol_hits:
+            if hit.symbol is not None:
+                matched.setdefault(hit.id, []).append(hit.symbol)
+        return entities.merge([*found, *symbol_hits]), matched
+
+    def _ppr(self, seeds: dict[str, float]) -> tuple[list[str], dict[str, ppr.Via]]:
+        if not seeds or self.config.ppr <= 0:
+            return [], {}
+        cache: dict[str, list[Neighbor]] = {}
+
+        def neighbors(node: str) -> list[Neighbor]:
+            if node not in cache:
+                cache[node] = self.store.neighbors(node)
+            return cache[node]
+
+        scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes)
+        reached = {n: s for n, s in scores.items() if n in seeds or n in via}
+        top = sorted(reached.items(), key=lambda p: -p[1])[: self.config.pool * 2]
+
+        def degree(node: str) -> int:
+            return degrees[node] if node in degrees else self.store.degree(node)
+
+        damped = ppr.discounted(dict(top), degree)
+        order = sorted(damped, key=lambda n: (-damped[n], n))
+        return order[: self.config.pool], via
+
+    # --- ranking ----------------------------------------------------------------------------
+
+    def candidates(self, request: Request) -> Candidates:
+        """Run the lists and fuse them."""
+        q = self.analyse(request)
+        filters = self.filters(request)
+        text = " ".join([request.query, *request.terms])
+        bm25 = self._bm25(q.terms, filters)
+        rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
+        found, symbols = self._entities(text, list(rows.values()))
+        rows.update(self.store.nodes([h.id for h in found if h.id not in rows]))
+        hits = [h for h in found if h.id in rows]
+        allowed = self.store.nodes([h.id for h in hits], filters)
+        hits = [h for h in hits if h.id in allowed]
+        why: dict[str, list[str]] = {}
+        for hit in hits:
+            why.setdefault(hit.id, []).append(hit.why)
+        seeds: dict[str, float] = {}
+        for rank, (node_id, _) in enumerate(bm25[: self.config.seeds], start=1):
+            seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 / rank
+        for rank, hit in enumerate(hits[: self.config.seeds], start=1):
+            seeds[hit.id] = seeds.get(hit.id, 0.0) + 1.0 / rank
+        walk, via = self._ppr(seeds)
+        vectors: list[str] = []
+        if self.embedder is not None and self.config.vectors > 0:
+            vectors = [i for i, _ in nearest(self.store, self.embedder, text,  # type: ignore[arg-type]
+                                             self.config.pool * 2)]
+        others = [i for i in [*walk, *vectors] if i not in rows]
+        rows.update(self.store.nodes(others, filters))
+        passes = set(self.store.nodes([*walk, *vectors], filters))
+        walk = [i for i in walk if i in passes]
+        vectors = [i for i in vectors if i in passes][: self.config.pool]
+        lists = {"bm25": [i for i, _ in bm25], "entities": [h.id for h in hits],
+                 "ppr": walk, "vectors": vectors}
+        weights = {"bm25": self.config.bm25, "entities": self.config.entities,
+                   "ppr": self.config.ppr, "vectors": self.config.vectors}
+        fused = rrf(lists, weights, self.config.rrf_k)
+        bm25_ids = set(lists["bm25"])
+        for node_id, _ in fused:
+            reasons = why.setdefault(node_id, [])
+            step = via.get(node_id)
+            if step is not None and step.node in rows and (node_id not in bm25_ids
+                                                           or not reasons):
+                reasons.append(self._via_text(step, rows[step.node]))
+            if node_id in vectors and not reasons and node_id not in bm25_ids:
+                reasons.append("close in meaning to the question")
+        if self.config.mmr > 0:
+            fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
+        return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
+                          bm25[0][1] if bm25 else 0.0)
+
+    def _via_text(self, step: ppr.Via, other: NodeRow) -> str:
+        name = f'"{other.title}"' if other.kind == "note" else other.id
+        if step.origin == "import":
+            return f"imports {name}" if step.outgoing else f"imported by {name}"
+        if step.origin == "reference":
+            return f"uses names from {name}" if step.outgoing else f"its names are used by {name}"
+        if step.origin == "cochange":
+            return f"changes together with {name}"
+        if step.outgoing:
+            return f"about {name}" if other.kind != "note" else f"links to {name}"
+        return f"linked to {name}"
+
+    def _similarity(self, rows: dict[str, NodeRow]) -> Callable[[str, str], float]:
+        cache: dict[str, set[str]] = {}
+
+        def terms(node_id: str) -> set[str]:
+            if node_id not in cache:
+                row = rows.get(node_id)
+                cache[node_id] = set(self.analyzer.terms(
+                    f"{row.title} {row.body[:2000]}")) if row else set()
+            return cache[node_id]
+
+        def similarity(a: str, b: str) -> float:
+            ta, tb = terms(a), terms(b)
+            return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+
+        return similarity
+
+    def rank(self, request: Request, render_items: bool = True) -> list[Item]:
+        """Every candidate, best first, up to `request.limit`, explained but not packed and
+        without abstention (what evaluation scores)."""
+        c = self.candidates(request)
+        return [self._item(node_id, score, c.rows[node_id], c.why.get(node_id, []), c.query,
+                           c.symbols, render_items)
+                for node_id, score in c.fused[: request.limit] if node_id in c.rows]
+
+    def _item(self, node_id: str, score: float, row: NodeRow, reasons: list[str],
+              q: QueryTerms, symbols: dict[str, list[SymbolRow]], full: bool) -> Item:
+        reasons = list(dict.fromkeys(reasons))
+        if full and q.terms:
+            held = self.store.node_terms(node_id)
+            matched = sorted((t for t in q.terms if t in held), key=lambda t: q.dfs.get(t, 0))
+            if matched:
+                reasons.insert(0, "matches " + ", ".join(matched[:4]))
+        details: tuple[str, ...] = ()
+        if row.kind == "note":
+            details = row.files
+            text = snippet(row.body)
+            title = row.title
+        elif row.kind == "file":
+            named = {s.name for s in symbols.get(node_id, ())}
+            defs = self.store.symbols_of(node_id) if full else []
+            shown = [f"{n} ({k}, line {line})" for n, k, line in defs if n in named]
+            shown += [n for n, _, _ in defs if n not in named][: max(0, 8 - len(shown))]
+            details = tuple(dict.fromkeys(shown))
+            module = node_id.rsplit("/", 1)[0] if "/" in node_id else "."
+            title = f"{node_id} — module {module}/"
+            text = snippet(row.body, 160)
+        else:
+            title = row.id
+            text = snippet(row.body, 200)
+        item = Item(node_id, row.kind, row.type, title, row.path, row.status, row.scope, score,
+                    tuple(reasons), text, details, superseded_by=row.superseded_by)
+        return render(item) if full else item
+
+    # --- recall -----------------------------------------------------------------------------
+
+    def recall(self, request: Request) -> Recall:
+        """The packed answer, or an abstention that says why there is none."""
+        started = time.perf_counter()
+        c = self.candidates(request)
+        q = c.query
+
+        def done(items: Packed | None, reason: str) -> Recall:
+            return Recall(items.items if items else [], items.tokens if items else 0,
+                          items.left_out if items else 0, items is None, reason, q.terms,
+                          time.perf_counter() - started)
+
+        if q.chatter:
+            return done(None, "a conversational reply, not a question")
+        if not c.fused:
+            return done(None, "no indexed item matches the question")
+        if self.config.abstain and not c.named:
+            if not q.specific:
+                return done(None, "the question's words are all ordinary in this project"
+                            if q.terms else "no word of the question is in the index")
+            if c.best < q.floor:
+                return done(None, "the best match is weaker than the relevance floor")
+            if q.coverage < self.config.coverage:
+                return done(None, "most of the question's words are unknown to this memory")
+        items: list[Item] = []
+        needed = request.limit * 3
+        for node_id, score in c.fused[:needed]:
+            row = c.rows.get(node_id)
+            if row is None:
+                continue
+            item = self._item(node_id, score, row, c.why.get(node_id, []), q, c.symbols, True)
+            if self.stale is not None and row.kind == "note" and row.file_hashes:
+                warnings = self.stale(row)
+                if warnings:
+                    item = render(item._replace(stale=tuple(warnings)))
+            items.append(item)
+        return done(pack(items, request.budget, request.limit), "")

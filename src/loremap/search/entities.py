@@ -1,0 +1,155 @@
+"""Things the question names exactly: file paths and names, Python dotted modules, symbols,
+note ids, note titles and aliases.
+
+Exact names are the strongest evidence a question carries ("the bug is in
+seaborn/_core/plot.py", "`PolyFit` crashes", "see gotcha-coupon-applied-twice"), and BM25
+dilutes them among the other words. Symbols count only when they look like code (written with
+`_`, in camelCase, called, dotted or quoted) and few files define them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple, Protocol
+
+from loremap.model.note import ID_PATTERN
+from loremap.model.search import NodeRow, SymbolRow
+
+_CHUNK = re.compile(r"[\w./\\-]*\w")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,6}$")
+_IDENT = re.compile(r"(?<![\w.])(`?)([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(`?)(\()?")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_SPACES = re.compile(r"[^\w]+")
+
+
+class EntityHit(NamedTuple):
+    """A node the question names; `strength` orders the list, `why` explains it."""
+
+    id: str
+    strength: float
+    why: str
+    symbol: SymbolRow | None = None
+
+
+class NameIndex(Protocol):
+    def files_named(self, names: Iterable[str]) -> dict[str, list[str]]: ...
+
+    def symbols_named(self, names: Iterable[str], max_definers: int) -> list[SymbolRow]: ...
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]: ...
+
+
+def _chunks(text: str) -> list[str]:
+    return [c.replace("\\", "/").strip("./-") for c in _CHUNK.findall(text)]
+
+
+def paths(store: NameIndex, text: str) -> list[EntityHit]:
+    """Files and modules named by path, file name or Python dotted name."""
+    wanted: dict[str, list[str]] = {}  # file name -> the chunks that end with it
+    module_ids: list[str] = []
+    for chunk in _chunks(text):
+        if "/" in chunk or _EXTENSION.search(chunk):
+            name = chunk.rsplit("/", 1)[-1]
+            wanted.setdefault(name, []).append(chunk)
+            if "/" in chunk and not _EXTENSION.search(chunk):
+                module_ids.append(chunk.rstrip("/") + "/")
+        if "." in chunk and "/" not in chunk and chunk.count(".") >= 1:
+            parts = chunk.split(".")
+            if all(p.isidentifier() for p in parts) and len(parts) >= 2:
+                dotted = "/".join(parts)
+                for name, path in ((parts[-1] + ".py", dotted + ".py"),
+                                   ("__init__.py", dotted + "/__init__.py")):
+                    wanted.setdefault(name, []).append(path)
+                module_ids.append(dotted + "/")
+    hits: list[EntityHit] = []
+    found = store.files_named(wanted)
+    for name, chunks in wanted.items():
+        for path in found.get(name, ()):
+            for chunk in chunks:
+                if chunk == path or chunk.endswith("/" + path) or path.endswith("/" + chunk):
+                    hits.append(EntityHit(path, 3.0, "named in the question"))
+                    break
+                if chunk == name and len(found[name]) <= 3 and name != "__init__.py":
+                    hits.append(EntityHit(path, 2.0 / len(found[name]),
+                                          f"named in the question ({name})"))
+                    break
+    hits += [EntityHit(m, 2.5, "named in the question")
+             for m in sorted(store.existing_ids(module_ids))]
+    return hits
+
+
+def identifiers(text: str) -> list[str]:
+    """Names in `text` that look like code: with `_` inside, camelCase, called `f(`, written in
+    backquotes, or part of a dotted name (`Plot.add`); three characters or more."""
+    names: list[str] = []
+    for match in _IDENT.finditer(text):
+        quoted = bool(match.group(1) and match.group(3))
+        dotted = match.group(2)
+        called = bool(match.group(4))
+        parts = dotted.split(".")
+        for i, part in enumerate(parts):
+            if len(part) < 3:
+                continue
+            inner = part.strip("_")
+            codeish = ("_" in inner or bool(_CAMEL.search(part)) or quoted or len(parts) > 1
+                       or (called and i == len(parts) - 1))
+            if codeish:
+                names.append(part)
+    return list(dict.fromkeys(names))
+
+
+def symbols(store: NameIndex, text: str, max_definers: int) -> list[EntityHit]:
+    """Files defining a code-looking name of the question, rarer names first."""
+    rows = store.symbols_named(identifiers(text), max_definers)
+    definers: dict[str, set[str]] = {}
+    for row in rows:
+        definers.setdefault(row.name, set()).add(row.file)
+    hits = []
+    for row in rows:
+        count = len(definers[row.name])
+        hits.append(EntityHit(row.file, 1.5 / count, f"defines {row.name} (named in the "
+                              "question)", row))
+    return hits
+
+
+def note_ids(store: NameIndex, text: str) -> list[EntityHit]:
+    ids = [c.lower() for c in _chunks(text) if "-" in c and ID_PATTERN.fullmatch(c.lower())]
+    return [EntityHit(i, 3.0, "named in the question") for i in sorted(store.existing_ids(ids))]
+
+
+def normalise(text: str) -> str:
+    return " " + _SPACES.sub(" ", text.lower()).strip() + " "
+
+
+def titles(candidates: Sequence[NodeRow], text: str) -> list[EntityHit]:
+    """Notes among `candidates` whose title or an alias is written out in the question."""
+    query = normalise(text)
+    hits = []
+    for node in candidates:
+        if node.kind != "note":
+            continue
+        for name in (node.title, *node.aliases):
+            phrase = normalise(name)
+            if len(phrase.split()) >= 2 or len(phrase) >= 8:
+                if phrase in query:
+                    label = "title" if name == node.title else "alias"
+                    hits.append(EntityHit(node.id, 2.0, f"its {label} is in the question"))
+                    break
+    return hits
+
+
+def merge(hits: Iterable[EntityHit]) -> list[EntityHit]:
+    """One hit per node (the strongest, with the symbols of the others), strongest first."""
+    best: dict[str, EntityHit] = {}
+    order: dict[str, int] = {}
+    for hit in hits:
+        order.setdefault(hit.id, len(order))
+        old = best.get(hit.id)
+        if old is None:
+            best[hit.id] = hit
+        else:
+            best[hit.id] = hit._replace(strength=old.strength + hit.strength) \
+                if hit.strength > old.strength else old._replace(
+                    strength=old.strength + hit.strength)
+    return sorted(best.values(), key=lambda h: (-h.strength, order[h.id]))

@@ -1,0 +1,118 @@
+"""How a recalled item reads, and packing items into a token budget.
+
+```
+[gotcha] Coupon applied twice — .loremap/notes/gotcha-coupon-applied-twice.md
+  files: src/discount/coupon.ts · ⚠ src/discount/coupon.ts changed since this note (2 commits)
+  The discount ran before the total was recalculated.
+  why: named in the question · linked to src/discount/coupon.ts
+[file] src/discount/coupon.ts — module src/discount
+  applyCoupon (function, line 12), removeCoupon (function, line 40)
+  why: linked to "Coupon applied twice"
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from loremap.text import estimate_tokens
+
+SNIPPET_CHARS = 240
+
+
+class Item(NamedTuple):
+    """One recalled node: what it is, where it lives, why it is here, and how it reads."""
+
+    id: str
+    kind: str  # note, file, module
+    type: str  # the note type ("" for code)
+    title: str
+    path: str  # the note file, or the code path
+    status: str
+    scope: str  # project or personal
+    score: float  # fused score, higher is better
+    why: tuple[str, ...]
+    snippet: str
+    details: tuple[str, ...]  # files of a note; definitions of a file
+    stale: tuple[str, ...] = ()  # "<file> changed since this note (N commits)"
+    superseded_by: str | None = None
+    text: str = ""
+    tokens: int = 0
+
+    @property
+    def target(self) -> str:
+        """What evaluation compares with gold ids: the note id or the code path."""
+        return self.id
+
+
+def snippet(body: str, limit: int = SNIPPET_CHARS) -> str:
+    """The first paragraph of `body` that is not a heading, on one line, at most `limit`."""
+    for para in body.split("\n\n"):
+        text = " ".join(para.split())
+        if text and not text.startswith("#"):
+            return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def render(item: Item) -> Item:
+    """`item` with its text and token estimate filled in."""
+    if item.kind == "note":
+        flag = ""
+        if item.status == "superseded":
+            flag = (f" [superseded by {item.superseded_by}]" if item.superseded_by
+                    else " [superseded]")
+        elif item.status != "active":
+            flag = f" [{item.status}]"
+        personal = " (personal)" if item.scope == "personal" else ""
+        lines = [f"[{item.type}] {item.title}{flag}{personal} — {item.path}"]
+        extra = []
+        if item.details:
+            extra.append("files: " + ", ".join(item.details))
+        extra += [f"⚠ {s}" for s in item.stale]
+        if extra:
+            lines.append("  " + " · ".join(extra))
+    else:
+        lines = [f"[{item.kind}] {item.title}"]
+        if item.details:
+            lines.append("  " + ", ".join(item.details))
+    if item.snippet:
+        lines.append("  " + item.snippet)
+    if item.why:
+        lines.append("  why: " + " · ".join(item.why))
+    text = "\n".join(lines)
+    return item._replace(text=text, tokens=estimate_tokens(text) + 1)
+
+
+class Packed(NamedTuple):
+    items: list[Item]
+    tokens: int
+    left_out: int  # items that did not fit
+
+
+def pack(items: Sequence[Item], budget: int | None, limit: int) -> Packed:
+    """The best items whose texts fit in `budget` tokens together, at most `limit` of them.
+
+    An item too large for what is left is skipped and smaller ones after it still get in: the
+    budget is spent on what fits, in rank order.
+    """
+    chosen: list[Item] = []
+    used = 0
+    left_out = 0
+    for item in items:
+        if len(chosen) >= limit:
+            break
+        if budget is not None and used + item.tokens > budget:
+            left_out += 1
+            continue
+        chosen.append(item)
+        used += item.tokens
+    return Packed(chosen, used, left_out)
+
+
+def closing_line(packed: Packed) -> str:
+    count = len(packed.items)
+    noun = "item" if count == 1 else "items"
+    more = f", {packed.left_out} more over the budget" if packed.left_out else ""
+    return (f"({count} {noun}, ~{packed.tokens} tokens{more}. Open one with `loremap show`; "
+            "zoom into a module with `loremap map`.)")

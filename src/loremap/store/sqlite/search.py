@@ -1,0 +1,201 @@
+"""What the search engine reads from the SQLite index: ranked text matches, term statistics,
+nodes by id under the search filters, graph neighbours, names (paths, symbols, ids) and
+embedding vectors.
+
+Every method is a read except the vector writes; filters are applied in SQL so a filtered
+search never ranks rows it will throw away.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+
+from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow
+
+_NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at, valid_from, "
+                 "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank")
+_CHUNK = 500  # ids per `IN (...)`, well under SQLite's variable limit
+
+
+def _node(row: Sequence[object]) -> NodeRow:
+    return NodeRow(
+        str(row[0]), str(row[1]), str(row[2]), str(row[3] or ""), str(row[4]), str(row[5]),
+        str(row[6]), str(row[7]), row[8], row[9], row[10], row[11], row[12],  # type: ignore[arg-type]
+        tuple(json.loads(str(row[13]))), json.loads(str(row[14])),
+        tuple(json.loads(str(row[15]))), float(row[16]))  # type: ignore[arg-type]
+
+
+def where(filters: Filters, prefix: str = "n.") -> tuple[str, list[object]]:
+    """` AND ...` restricting nodes (aliased `prefix`) to `filters`, with its parameters."""
+    sql = ""
+    params: list[object] = []
+    for column, values in (("kind", filters.kinds), ("type", filters.types),
+                           ("status", filters.statuses)):
+        if values:
+            sql += f" AND {prefix}{column} IN ({', '.join('?' for _ in values)})"
+            params += list(values)
+    if filters.paths:
+        under = []
+        for path in filters.paths:
+            under.append(
+                f"({prefix}kind != 'note' AND substr({prefix}id, 1, ?) = ?)"
+                f" OR ({prefix}kind = 'note' AND (EXISTS (SELECT 1 FROM json_each({prefix}files)"
+                " j WHERE substr(j.value, 1, ?) = ?) OR EXISTS (SELECT 1 FROM edges e WHERE "
+                f"e.src = {prefix}id AND e.origin = 'declared' AND substr(e.dst, 1, ?) = ?)))")
+            params += [len(path), path] * 3
+        sql += " AND (" + " OR ".join(under) + ")"
+    if filters.as_of:
+        day = filters.as_of
+        sql += (f" AND ({prefix}valid_from IS NULL OR {prefix}valid_from <= ?)"
+                f" AND ({prefix}valid_to IS NULL OR {prefix}valid_to > ?)"
+                f" AND ({prefix}recorded_at IS NULL OR substr({prefix}recorded_at, 1, 10) <= ?)")
+        params += [day, day, day]
+    return sql, params
+
+
+class SearchTables:
+    """Mixin of `SqliteStore`: the reads of the search engine."""
+
+    conn: sqlite3.Connection
+
+    def node_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
+
+    def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
+        """term -> number of nodes whose text holds it (0 for a term the index never saw)."""
+        out = {}
+        for term in terms:
+            row = self.conn.execute("SELECT doc FROM fts_vocab WHERE term = ?",
+                                    (term,)).fetchone()
+            out[term] = int(row[0]) if row else 0
+        return out
+
+    def vocabulary_head(self, share: float) -> int:
+        """The document frequency above which the most frequent terms hold `share` of all
+        (term, node) postings: the project's own line between ordinary and specific words."""
+        rows = self.conn.execute("SELECT doc FROM fts_vocab ORDER BY doc DESC").fetchall()
+        total = sum(r[0] for r in rows)
+        running = 0
+        for (doc,) in rows:
+            running += doc
+            if running >= share * total:
+                return int(doc)
+        return 0
+
+    def text_search(self, match: str, limit: int, filters: Filters,
+                    weights: Sequence[float]) -> list[tuple[str, float]]:
+        """(id, score) of the nodes matching the FTS5 expression `match`, best first.
+
+        FTS5 ranks its own matches and only the best `pool` rows are joined with `nodes` and
+        filtered: the join and the filters cost as much as the ranking when a common word
+        matches most nodes. Trigger: filters left fewer than `limit` rows of a full pool.
+        Why: better rows may lie beyond the pool. Outcome: rank every match instead.
+        """
+        pool = max(limit * 4, 50)
+        hits = self._text(match, limit, pool, filters, weights)
+        if len(hits) < limit:
+            count = int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
+                                          (match,)).fetchone()[0])
+            if count > pool:
+                hits = self._text(match, limit, None, filters, weights)
+        return hits
+
+    def _text(self, match: str, limit: int, pool: int | None, filters: Filters,
+              weights: Sequence[float]) -> list[tuple[str, float]]:
+        cond, params = where(filters)
+        ws = ", ".join(repr(float(w)) for w in weights)
+        sql = (
+            f"WITH top AS (SELECT rowid, bm25(fts, {ws}) AS score FROM fts "
+            f"WHERE fts MATCH ? ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
+            f"SELECT n.id, top.score FROM top JOIN nodes n ON n.rowid = top.rowid WHERE 1{cond} "
+            "ORDER BY top.score, n.id LIMIT ?"
+        )
+        args = [match, *([pool] if pool else []), *params, limit]
+        return [(r[0], -float(r[1])) for r in self.conn.execute(sql, args)]
+
+    def nodes(self, ids: Iterable[str], filters: Filters | None = None) -> dict[str, NodeRow]:
+        """The nodes among `ids` that pass `filters` (all of them without)."""
+        cond, params = where(filters) if filters is not None else ("", [])
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, NodeRow] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            part = wanted[start:start + _CHUNK]
+            marks = ", ".join("?" for _ in part)
+            for row in self.conn.execute(
+                    f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE n.id IN ({marks}){cond}",
+                    [*part, *params]):
+                out[row[0]] = _node(row)
+        return out
+
+    def node_terms(self, node_id: str) -> set[str]:
+        """The indexed tokens of one node (every column)."""
+        row = self.conn.execute(
+            "SELECT f.title, f.body, f.tags, f.symbols, f.path, f.content FROM fts f "
+            "JOIN nodes n ON n.rowid = f.rowid WHERE n.id = ?", (node_id,)).fetchone()
+        return set(" ".join(row).split()) if row else set()
+
+    def neighbors(self, node_id: str) -> list[Neighbor]:
+        """Every edge touching `node_id`, seen from it."""
+        rows = self.conn.execute(
+            "SELECT dst, rel, origin, weight, 1 FROM edges WHERE src = ? "
+            "UNION ALL SELECT src, rel, origin, weight, 0 FROM edges WHERE dst = ?",
+            (node_id, node_id))
+        return [Neighbor(r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows]
+
+    def degree(self, node_id: str) -> int:
+        return int(self.conn.execute(
+            "SELECT (SELECT count(*) FROM edges WHERE src = ?) + "
+            "(SELECT count(*) FROM edges WHERE dst = ?)", (node_id, node_id)).fetchone()[0])
+
+    def files_named(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """file name (basename) -> paths of the indexed source files with that name."""
+        out: dict[str, list[str]] = {}
+        for name in dict.fromkeys(names):
+            paths = [r[0] for r in self.conn.execute(
+                "SELECT path FROM files WHERE name = ? AND language IS NOT NULL ORDER BY path",
+                (name,))]
+            if paths:
+                out[name] = paths
+        return out
+
+    def symbols_named(self, names: Iterable[str], max_definers: int) -> list[SymbolRow]:
+        """Definitions of each of `names`, for names defined in at most `max_definers` files."""
+        out: list[SymbolRow] = []
+        for name in dict.fromkeys(names):
+            rows = self.conn.execute(
+                "SELECT name, file, kind, line FROM symbols WHERE name = ? ORDER BY file, line",
+                (name,)).fetchall()
+            if rows and len({r[1] for r in rows}) <= max_definers:
+                out += [SymbolRow(*r) for r in rows]
+        return out
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        found = set()
+        for node_id in dict.fromkeys(ids):
+            if self.conn.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone():
+                found.add(node_id)
+        return found
+
+    # --- vectors ----------------------------------------------------------------------------
+
+    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """(id, text) of up to `limit` notes and code nodes without a vector of `model`."""
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT n.id, n.title || '\n' || n.body FROM nodes n WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.id = n.id) ORDER BY n.id LIMIT ?",
+            (model, limit))]
+
+    def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO vectors (id, model, vec) VALUES (?, ?, ?)",
+            [(node_id, model, array("f", vec).tobytes()) for node_id, vec in vectors])
+
+    def iter_vectors(self, model: str) -> Iterator[tuple[str, array[float]]]:
+        for node_id, blob in self.conn.execute(
+                "SELECT id, vec FROM vectors WHERE model = ?", (model,)):
+            vec = array("f")
+            vec.frombytes(blob)
+            yield node_id, vec
