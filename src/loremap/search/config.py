@@ -25,6 +25,7 @@ class SearchConfig(NamedTuple):
     seeds: int = 5  # how many top bm25/entity hits seed the PPR walk
     alpha: float = 0.3  # PPR restart probability: higher stays closer to the seeds
     pushes: int = 120  # PPR forward pushes at most (bounds its work whatever the graph)
+    ppr_floor: float = 0.02  # PPR mass (of the seeds' 1.0) a node reached needs to count
     max_definers: int = 5  # a symbol defined in more files than this is not an entity
     mmr: float = 0.0  # MMR trade-off (relevance share); 0 turns MMR off
     abstain: bool = True  # answer "nothing relevant" when the floor is not cleared

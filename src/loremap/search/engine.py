@@ -188,7 +188,11 @@ class Engine:
             keep = set(ranked[: self.config.max_terms])
             dropped = len(known) - len(keep)
             known = [t for t in known if t in keep]
-        coverage = self._coverage(self.analyzer.terms(request.query), dfs, count)
+        question = self.analyzer.terms(request.query)
+        extra = [t for t in words if t not in set(question) and dfs[t] > 0]
+        # A pasted issue or log holds names no index knows; coverage speaks of short questions.
+        coverage = (self._coverage(question, extra, dfs, count)
+                    if len(question) <= self.config.max_terms else 1.0)
         ordinary = self.ordinary_df(count) if count else 0
         specific = tuple(t for t in known if dfs[t] < ordinary or count < 20)
         # One ordinary word matched once in a node of average length scores its IDF
@@ -198,15 +202,17 @@ class Engine:
                           coverage=coverage)
 
     @staticmethod
-    def _coverage(words: Sequence[str], dfs: dict[str, int], count: int) -> float:
-        """The share of the question's IDF mass on words the index holds; a word it has never
-        seen weighs like the rarest word (one node). The caller's extra terms do not count:
-        an expansion that misses says nothing against the question."""
+    def _coverage(words: Sequence[str], extra: Sequence[str], dfs: dict[str, int], count: int
+                  ) -> float:
+        """The share of the IDF mass of the question and of the caller's `extra` terms the
+        index knows (all of them) held by known words; a word it has never seen weighs like
+        the rarest word (one node). An expansion term that misses says nothing against the
+        question, so unknown extra terms are left out."""
         def idf(df: int) -> float:
             return math.log(1 + (count - df + 0.5) / (df + 0.5))
 
         total = known = 0.0
-        for word in words:
+        for word in [*words, *extra]:
             df = dfs.get(word, 0)
             weight = idf(max(df, 1))
             total += weight
@@ -251,7 +257,10 @@ class Engine:
             return cache[node]
 
         scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes)
-        reached = {n: s for n, s in scores.items() if n in seeds or n in via}
+        # A node the walk barely reached is no evidence: keep those holding a share of the
+        # seeds' mass (the seeds themselves always stay).
+        reached = {n: s for n, s in scores.items()
+                   if n in seeds or (n in via and s >= self.config.ppr_floor)}
         top = sorted(reached.items(), key=lambda p: -p[1])[: self.config.pool * 2]
 
         def degree(node: str) -> int:
@@ -302,8 +311,7 @@ class Engine:
         for node_id, _ in fused:
             reasons = why.setdefault(node_id, [])
             step = via.get(node_id)
-            if step is not None and step.node in rows and (node_id not in bm25_ids
-                                                           or not reasons):
+            if step is not None and step.node in rows and step.node != node_id:
                 reasons.append(self._via_text(step, rows[step.node]))
             if node_id in vectors and not reasons and node_id not in bm25_ids:
                 reasons.append("close in meaning to the question")
