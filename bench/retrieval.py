@@ -55,7 +55,7 @@ from loremap.text import Analyzer, estimate_tokens
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval"
 CACHE = Path(tempfile.gettempdir()) / "loremap-bench-corpora"
 # Bump when what goes into a cached code index changes (files written, skip rules, options).
-INDEX_VERSION = "1"
+INDEX_VERSION = "3"
 LIMIT = 50  # ranked items asked of each system per query
 
 
@@ -180,11 +180,14 @@ class Row(NamedTuple):
 
 
 def figures(row: Row) -> dict[str, float]:
+    """Means and the paired difference as raw fractions (the JSON); tables scale them."""
     diff = paired_difference(row.base, row.ours)  # ours - BM25, query by query
-    return {"ours": statistics.fmean(row.ours) * row.scale,
-            "bm25": statistics.fmean(row.base) * row.scale,
-            "diff": diff.mean * row.scale, "low": diff.low * row.scale,
-            "high": diff.high * row.scale, "n": len(row.ours)}
+    return {"ours": statistics.fmean(row.ours), "bm25": statistics.fmean(row.base),
+            "diff": diff.mean, "low": diff.low, "high": diff.high, "n": len(row.ours)}
+
+
+def scaled(row: Row, raw: dict[str, float]) -> dict[str, float]:
+    return {key: value * row.scale for key, value in raw.items() if key != "n"}
 
 
 def print_table(title: str, rows: Sequence[Row]) -> dict[str, dict[str, float]]:
@@ -194,7 +197,7 @@ def print_table(title: str, rows: Sequence[Row]) -> dict[str, dict[str, float]]:
     print(f"  {title}")
     print(f"    {'metric':{width}}{'ours':>8}{'BM25':>8}{'diff':>8}  95% CI of diff")
     for row in rows:
-        f = out[row.label]
+        f = scaled(row, out[row.label])
         digits = 1 if row.scale == 100 else 3
         print(f"    {row.label:{width}}{f['ours']:8.{digits}f}{f['bm25']:8.{digits}f}"
               f"{f['diff']:+8.{digits}f}  [{f['low']:+.{digits}f}, {f['high']:+.{digits}f}]")
@@ -211,7 +214,7 @@ def print_grid(title: str, groups: Mapping[str, Sequence[Row]]) -> dict[str, Any
     for name, rows in groups.items():
         out[name] = {row.label: figures(row) for row in rows}
         cells = "".join(f"  {f['ours']:5.1f}/{f['bm25']:5.1f} {f['diff']:+6.1f}"
-                        for f in out[name].values())
+                        for f in (scaled(row, out[name][row.label]) for row in rows))
         print(f"    {name:{width}}{len(rows[0].ours):4}{cells}")
     return out
 
@@ -271,7 +274,7 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
         return None
     samples = json.loads(path.read_text(encoding="utf-8"))
     per_query: list[tuple[int, list[str], list[str], list[str]]] = []  # category, gold, ranks
-    clock, cleaned, empty = Clock(), 0, 0
+    clock, cleaned, empty, used = Clock(), 0, 0, 0
     for sample in samples:
         notes = turn_notes(sample["conversation"], links=not args.no_links)
         questions = sample["qa"]
@@ -279,6 +282,7 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
             questions = questions[: max(0, args.limit - len(per_query))]
         if not questions:
             break
+        used += 1
         clock.reset()
         store = SqliteStore(work / f"{sample['sample_id']}.sqlite", analyzer)
         with store.write():
@@ -308,7 +312,7 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
         return [Row(f"R@{k}", [recall_at(a, g, k) for _, g, a, _ in queries],
                     [recall_at(b, g, k) for _, g, _, b in queries]) for k in KS_LOCOMO]
 
-    print(f"locomo dev: {len(samples)} conversations, {len(per_query)} questions, turn-level "
+    print(f"locomo dev: {used} conversations, {len(per_query)} questions, turn-level "
           f"recall; evidence cleaned for {cleaned} questions, {empty} left with none (count 1)"
           + ("; no links between turns" if args.no_links else ""))
     result = {"overall": print_table("all questions", rows(per_query))}
@@ -372,7 +376,7 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
         clock.lap("BM25 query")
         ranks.append((f"cosqa/{q['retrieval_idx']}.py", a, b))
     store.close()
-    print(f"cosqa dev: {len(queries)} queries over {len(corpus)} functions (index cached in "
+    print(f"cosqa dev: {len(queries)} queries over {len(corpus)} functions (index cache "
           f"{base})")
     rows = [Row("MRR", [reciprocal_rank(a, [g]) for g, a, _ in ranks],
                 [reciprocal_rank(b, [g]) for g, _, b in ranks], 1.0),

@@ -6,11 +6,11 @@ import json
 import sqlite3
 
 import pytest
-from test_codemap import FILES, write
 
 from conftest import git
 from loremap.errors import InvalidInput
 from loremap.search import SearchConfig
+from test_codemap import FILES, write
 
 NOTES = [
     ("bug", "Coupon applied twice",
@@ -62,7 +62,8 @@ def test_notes_and_code_come_back_together_each_saying_why(shop, cli):
     assert 'linked to "Coupon applied twice"' in by_id["src/shop/discount.py"]["why"]
     assert found["tokens"] == sum(item["tokens"] for item in found["items"])
     text = cli("search", "why is the coupon applied twice").out
-    assert text.startswith("[bug] Coupon applied twice — .loremap/notes/bug-coupon-applied-twice.md")
+    assert text.startswith(
+        "[bug] Coupon applied twice — .loremap/notes/bug-coupon-applied-twice.md")
     assert "why: " in text
     assert text.rstrip().splitlines()[-1].startswith(f"({len(found['items'])} items, ~")
 

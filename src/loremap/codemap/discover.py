@@ -56,6 +56,7 @@ _VENDORED = (
     "Pods/", "Carthage/",  # iOS dependency managers
     ".venv/", "venv/", ".tox/", ".nox/", "site-packages/",  # Python environments
     ".yarn/",  # yarn berry's cache and plugins
+    "*-[0-9]*.[0-9]*.[0-9]*.js", "*-[0-9]*.[0-9]*.[0-9]*.css",  # jquery-3.5.1.js: a library copy
 )  # fmt: skip
 _BUILD_OUTPUT = (
     "dist/", "build/", "out/", "target/",  # bundler, setuptools, tsc, Cargo/Maven output

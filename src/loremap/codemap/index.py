@@ -21,7 +21,7 @@ from loremap.codemap.discover import Skipped, SkipRules, SourceFile, discover, s
 from loremap.codemap.graph import rebuild_graph
 from loremap.codemap.history import read_history
 from loremap.model import Edge
-from loremap.model.code import CodeFile, FileStamp
+from loremap.model.code import CodeFile, Definition, FileStamp
 from loremap.store.sqlite import SqliteStore
 from loremap.text import Analyzer
 from loremap.vault.fs import trusted_mtime
@@ -33,7 +33,7 @@ _HEAD_META = "code.head"
 GRAPH_VERSION = "2"
 _GRAPH_META = "code.graph_version"
 # Bump when what parsing extracts changes (queries, docstring rules): every file is parsed again.
-PARSE_VERSION = "2"
+PARSE_VERSION = "3"
 _PARSE_META = "code.parse_version"
 
 Progress = Callable[[int, int], None]
@@ -97,10 +97,36 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
     analyzer = _ANALYZERS.get(job.languages)
     if analyzer is None:
         analyzer = _ANALYZERS.setdefault(job.languages, Analyzer(job.languages))
-    text = " ".join(analyzer.tokens(data.decode("utf-8", "replace")))
+    source = data.decode("utf-8", "replace")
+    text = " ".join(analyzer.tokens(source))
     return CodeFile(file.path, module, file.language, st.st_size, mtime, digest,
                     facts.docstring, facts.imports, facts.definitions, facts.references,
-                    syntax_errors=facts.syntax_errors, text=text)
+                    syntax_errors=facts.syntax_errors, text=text,
+                    chunks=sections(file.path, source, facts.definitions, analyzer))
+
+
+CHUNK_LINES = 12  # a section runs from one definition to the next, at least this many lines
+
+
+def sections(path: str, source: str, definitions: Iterable[Definition], analyzer: Analyzer
+             ) -> tuple[tuple[int, str], ...]:
+    """The file cut at its definitions into sections of at least `CHUNK_LINES` lines, each as
+    (first line, analyzer tokens of the path and the section's lines)."""
+    lines = source.split("\n")
+    starts = sorted({1, *(d.line for d in definitions if 1 <= d.line <= len(lines))})
+    bounds: list[int] = []
+    for start in starts:
+        if not bounds or start - bounds[-1] >= CHUNK_LINES:
+            bounds.append(start)
+    if len(bounds) > 1 and len(lines) + 1 - bounds[-1] < CHUNK_LINES:
+        bounds.pop()  # a short tail joins the section before it
+    head = " ".join(analyzer.tokens(path))
+    out = []
+    for first, end in zip(bounds, [*bounds[1:], len(lines) + 1], strict=True):
+        body = " ".join(analyzer.tokens("\n".join(lines[first - 1:end - 1])))
+        if body:
+            out.append((first, f"{head} {body}"))
+    return tuple(out)
 
 
 def _results(jobs: list[_Job], workers: int) -> Iterator[CodeFile | Skipped | _Touch]:

@@ -51,3 +51,4 @@ class CodeFile(NamedTuple):
     syntax_errors: bool = False
     skip: str | None = None  # why its content is left out (binary, minified, generated)
     text: str = ""  # the whole content as analyzer tokens joined by spaces (for full-text search)
+    chunks: tuple[tuple[int, str], ...] = ()  # (first line, tokens) of each section of the file

@@ -7,8 +7,10 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
    question costs;
 2. candidate lists: **bm25** (FTS5 with column weights), **entities** (paths, file names,
    dotted modules, code-looking names, note ids, titles and aliases written in the question),
-   **ppr** (Personalized PageRank by local push from the top of the first two lists) and
-   **vectors** (only with an embedder);
+   **sections** (code files ranked by their best-matching section: a run of definitions,
+   so a long file's relevant function is not drowned by the rest of the file), **ppr**
+   (Personalized PageRank by local push from the top of bm25 and entities) and **vectors**
+   (only with an embedder);
 3. fuse with RRF (k = 60, a weight per list), optionally diversify with MMR;
 4. filters (kind, type, status, path prefix, as-of date) apply inside every list;
 5. render each item (what it is, where it lives, why it is here, ⚠ when the files a note
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow
@@ -49,12 +51,14 @@ Stale = Callable[[NodeRow], list[str]]
 class SearchStore(entities.NameIndex, Protocol):
     def node_count(self) -> int: ...
 
-    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]: ...
+    def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
 
     def vocabulary_head(self, share: float) -> int: ...
 
     def text_search(self, match: str, limit: int, filters: Filters,
                     weights: Sequence[float]) -> list[tuple[str, float]]: ...
+
+    def section_search(self, match: str, limit: int) -> list[tuple[str, int, float]]: ...
 
     def nodes(self, ids: Sequence[str], filters: Filters | None = None
               ) -> dict[str, NodeRow]: ...
@@ -119,6 +123,7 @@ class QueryTerms(NamedTuple):
     floor: float  # the BM25 score the best match must reach (see the module docstring)
     chatter: bool = False  # the question is only a conversational reply ("yes", "continue")
     coverage: float = 1.0  # share of the question's IDF mass held by words the index knows
+    tf: dict[str, int] = {}  # how often each term occurs in the question and terms
 
 
 # Replies that carry no question (as analyzer tokens): a prompt made only of these is not
@@ -174,20 +179,41 @@ class Engine:
         return self._floor
 
     def analyse(self, request: Request) -> QueryTerms:
-        words = self.analyzer.terms(" ".join([request.query, *request.terms]))
+        tokens = self.analyzer.tokens(" ".join([request.query, *request.terms]))
+        tf: dict[str, int] = {}
+        for token in tokens:
+            tf[token] = tf.get(token, 0) + 1
+        words = list(tf)
         if not words:
             return QueryTerms((), (), 0, {}, 0.0)
         if all(w in CHATTER for w in words):
             return QueryTerms((), (), 0, {}, 0.0, chatter=True)
         count = self.store.node_count()
-        dfs = self.store.doc_freqs(words)
+        dfs = self.store.doc_freqs(words, max(1, self.config.max_postings // 4))
         known = [t for t in words if dfs[t] > 0]
         dropped = 0
         if len(known) > self.config.max_terms:
-            ranked = sorted(known, key=lambda t: (dfs[t], words.index(t)))
-            keep = set(ranked[: self.config.max_terms])
+            # The terms a long text repeats and the index rarely holds say most about it.
+            def weight(term: str) -> float:
+                idf = math.log(1 + (count - dfs[term] + 0.5) / (dfs[term] + 0.5))
+                return min(tf[term], self.config.query_tf) * idf
+
+            keep = set(sorted(known, key=weight, reverse=True)[: self.config.max_terms])
             dropped = len(known) - len(keep)
             known = [t for t in known if t in keep]
+        # FTS5 scores every node holding any term: the common words of a large index would
+        # make it score most of the index. Rarest first, terms are kept while their postings
+        # fit `max_postings`; what is dropped is the commonest (lowest-IDF) words.
+        postings = 0
+        bounded: list[str] = []
+        for term in sorted(known, key=lambda t: dfs[t]):
+            postings += dfs[term]
+            if bounded and postings > self.config.max_postings:
+                break
+            bounded.append(term)
+        if len(bounded) < len(known):
+            dropped += len(known) - len(bounded)
+            known = [t for t in known if t in set(bounded)]
         question = self.analyzer.terms(request.query)
         extra = [t for t in words if t not in set(question) and dfs[t] > 0]
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
@@ -199,7 +225,7 @@ class Engine:
         # (tf = 1, dl = avgdl); the best match must do at least that well.
         floor = math.log(1 + (count - ordinary + 0.5) / (ordinary + 0.5)) if count >= 20 else 0.0
         return QueryTerms(tuple(known), specific, dropped, dfs, max(floor, 0.0),
-                          coverage=coverage)
+                          coverage=coverage, tf=tf)
 
     @staticmethod
     def _coverage(words: Sequence[str], extra: Sequence[str], dfs: dict[str, int], count: int
@@ -226,11 +252,30 @@ class Engine:
         return Filters(tuple(request.kinds), tuple(request.types), statuses_for(request),
                        tuple(request.paths), request.as_of)
 
-    def _bm25(self, terms: Sequence[str], filters: Filters) -> list[tuple[str, float]]:
-        if not terms or self.config.bm25 <= 0:
+    def _match(self, q: QueryTerms) -> str:
+        """The FTS5 expression of the kept terms, each quoted; a term the question repeats is
+        repeated (up to `query_tf` times), which FTS5's BM25 counts as that many terms."""
+        return " OR ".join(" OR ".join(['"' + t.replace('"', '""') + '"']
+                                       * max(1, min(q.tf.get(t, 1), self.config.query_tf)))
+                           for t in q.terms)
+
+    def _bm25(self, q: QueryTerms, filters: Filters) -> list[tuple[str, float]]:
+        if not q.terms or self.config.bm25 <= 0:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        return self.store.text_search(match, self.config.pool, filters, self.config.weights)
+        return self.store.text_search(self._match(q), self.config.pool, filters,
+                                      self.config.weights)
+
+    def _sections(self, q: QueryTerms, request: Request) -> list[tuple[str, int]]:
+        """Code files by their best-matching section, with that section's first line."""
+        if not q.terms or self.config.sections <= 0 or (request.kinds and
+                                                         "file" not in request.kinds):
+            return []
+        best: dict[str, int] = {}
+        for path, line, _ in self.store.section_search(self._match(q), self.config.pool * 4):
+            best.setdefault(path, line)
+            if len(best) >= self.config.pool:
+                break
+        return list(best.items())
 
     def _entities(self, text: str, bm25_nodes: Sequence[NodeRow]
                   ) -> tuple[list[entities.EntityHit], dict[str, list[SymbolRow]]]:
@@ -256,7 +301,10 @@ class Engine:
                 cache[node] = self.store.neighbors(node)
             return cache[node]
 
-        scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes)
+        # A node holding less residual than a fraction of the floor cannot lift a neighbour
+        # over it: pushing it would be work for nothing.
+        scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes,
+                                        self.config.ppr_floor / 40, self.store.degree)
         # A node the walk barely reached is no evidence: keep those holding a share of the
         # seeds' mass (the seeds themselves always stay).
         reached = {n: s for n, s in scores.items()
@@ -277,7 +325,7 @@ class Engine:
         q = self.analyse(request)
         filters = self.filters(request)
         text = " ".join([request.query, *request.terms])
-        bm25 = self._bm25(q.terms, filters)
+        bm25 = self._bm25(q, filters)
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
         found, symbols = self._entities(text, list(rows.values()))
         rows.update(self.store.nodes([h.id for h in found if h.id not in rows]))
@@ -292,20 +340,31 @@ class Engine:
             seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 / rank
         for rank, hit in enumerate(hits[: self.config.seeds], start=1):
             seeds[hit.id] = seeds.get(hit.id, 0.0) + 1.0 / rank
+        sections = self._sections(q, request)
         walk, via = self._ppr(seeds)
         vectors: list[str] = []
         if self.embedder is not None and self.config.vectors > 0:
             vectors = [i for i, _ in nearest(self.store, self.embedder, text,  # type: ignore[arg-type]
                                              self.config.pool * 2)]
-        others = [i for i in [*walk, *vectors] if i not in rows]
+        section_ids = [path for path, _ in sections]
+        others = [i for i in [*walk, *vectors, *section_ids] if i not in rows]
         rows.update(self.store.nodes(others, filters))
-        passes = set(self.store.nodes([*walk, *vectors], filters))
+        passes = set(self.store.nodes([*walk, *vectors, *section_ids], filters))
         walk = [i for i in walk if i in passes]
         vectors = [i for i in vectors if i in passes][: self.config.pool]
+        section_ids = self._section_view([i for i, _ in bm25], rows,
+                                         [i for i in section_ids if i in passes])
+        lines = dict(sections)
         lists = {"bm25": [i for i, _ in bm25], "entities": [h.id for h in hits],
-                 "ppr": walk, "vectors": vectors}
-        weights = {"bm25": self.config.bm25, "entities": self.config.entities,
-                   "ppr": self.config.ppr, "vectors": self.config.vectors}
+                 "ppr": walk, "vectors": vectors, "sections": section_ids}
+        # A question naming one or two things means them; a pasted issue naming twenty
+        # (a traceback, a config listing every extension) names mostly context. The entity
+        # list weighs in full up to `focus` entities and is spread over more beyond.
+        focus = self.config.entity_focus
+        weights = {"bm25": self.config.bm25,
+                   "entities": self.config.entities * min(1.0, focus / max(1, len(hits))),
+                   "ppr": self.config.ppr, "vectors": self.config.vectors,
+                   "sections": self.config.sections}
         fused = rrf(lists, weights, self.config.rrf_k)
         bm25_ids = set(lists["bm25"])
         for node_id, _ in fused:
@@ -315,10 +374,33 @@ class Engine:
                 reasons.append(self._via_text(step, rows[step.node]))
             if node_id in vectors and not reasons and node_id not in bm25_ids:
                 reasons.append("close in meaning to the question")
+            if node_id in lines and lines[node_id] > 1:
+                reasons.append(f"best match near line {lines[node_id]}")
         if self.config.mmr > 0:
             fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
                           bm25[0][1] if bm25 else 0.0)
+
+    @staticmethod
+    def _section_view(bm25: list[str], rows: dict[str, NodeRow], files: list[str]
+                      ) -> list[str]:
+        """The bm25 list with its code files in the order of their best section (and files
+        only sections found after them). A note is its own section: it keeps its place, so
+        this second view of the text does not favour code over notes."""
+        if not files:
+            return []
+        queue = iter(files)
+        out: list[str] = []
+        for node_id in bm25:
+            row = rows.get(node_id)
+            if row is not None and row.kind == "file":
+                nxt = next(queue, None)
+                if nxt is not None:
+                    out.append(nxt)
+            else:
+                out.append(node_id)
+        out += list(queue)
+        return list(dict.fromkeys(out))
 
     def _via_text(self, step: ppr.Via, other: NodeRow) -> str:
         name = f'"{other.title}"' if other.kind == "note" else other.id
@@ -410,16 +492,17 @@ class Engine:
                 return done(None, "the best match is weaker than the relevance floor")
             if q.coverage < self.config.coverage:
                 return done(None, "most of the question's words are unknown to this memory")
-        items: list[Item] = []
-        needed = request.limit * 3
-        for node_id, score in c.fused[:needed]:
-            row = c.rows.get(node_id)
-            if row is None:
-                continue
-            item = self._item(node_id, score, row, c.why.get(node_id, []), q, c.symbols, True)
-            if self.stale is not None and row.kind == "note" and row.file_hashes:
-                warnings = self.stale(row)
-                if warnings:
-                    item = render(item._replace(stale=tuple(warnings)))
-            items.append(item)
-        return done(pack(items, request.budget, request.limit), "")
+        def items() -> Iterator[Item]:
+            for node_id, score in c.fused[: request.limit * 3]:
+                row = c.rows.get(node_id)
+                if row is None:
+                    continue
+                item = self._item(node_id, score, row, c.why.get(node_id, []), q, c.symbols,
+                                  True)
+                if self.stale is not None and row.kind == "note" and row.file_hashes:
+                    warnings = self.stale(row)
+                    if warnings:
+                        item = render(item._replace(stale=tuple(warnings)))
+                yield item
+
+        return done(pack(items(), request.budget, request.limit), "")

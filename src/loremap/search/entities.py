@@ -80,21 +80,21 @@ def paths(store: NameIndex, text: str) -> list[EntityHit]:
 
 
 def identifiers(text: str) -> list[str]:
-    """Names in `text` that look like code: with `_` inside, camelCase, called `f(`, written in
-    backquotes, or part of a dotted name (`Plot.add`); three characters or more."""
+    """Names in `text` that can only be code: with `_` inside (`apply_coupon`), in camelCase
+    (`formatPrice`, `PolyFit`), or a capitalised word written as code (quoted, called or
+    dotted: `Plot(`, `so.Plot`); three characters or more. A plain lowercase word (`get`,
+    `index`, `run`) is a word of the language even when it is also a method somewhere."""
     names: list[str] = []
     for match in _IDENT.finditer(text):
         quoted = bool(match.group(1) and match.group(3))
-        dotted = match.group(2)
+        parts = match.group(2).split(".")
         called = bool(match.group(4))
-        parts = dotted.split(".")
         for i, part in enumerate(parts):
             if len(part) < 3:
                 continue
-            inner = part.strip("_")
-            codeish = ("_" in inner or bool(_CAMEL.search(part)) or quoted or len(parts) > 1
-                       or (called and i == len(parts) - 1))
-            if codeish:
+            as_code = quoted or len(parts) > 1 or (called and i == len(parts) - 1)
+            if ("_" in part.strip("_") or _CAMEL.search(part)
+                    or (as_code and part[0].isupper() and not part.isupper())):
                 names.append(part)
     return list(dict.fromkeys(names))
 

@@ -45,10 +45,16 @@ def edge_weight(edge: Neighbor) -> float:
 
 
 def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
-         alpha: float = 0.3, max_pushes: int = 120, epsilon: float = 1e-4
+         alpha: float = 0.3, max_pushes: int = 120, epsilon: float = 1e-4,
+         degree: Callable[[str], int] | None = None
          ) -> tuple[dict[str, float], dict[str, Via], dict[str, int]]:
     """Approximate PPR scores from `seeds` (node -> weight), the best `Via` of each reached
-    node, and the degree of every node pushed."""
+    node, and the degree of every node pushed.
+
+    A node is pushed while its residual is at least `epsilon` times its degree (the rule of
+    Andersen, Chung and Lang): a hub is only walked through when much mass reaches it, which
+    keeps the work small where the graph is dense.
+    """
     total = sum(seeds.values())
     if total <= 0:
         return {}, {}, {}
@@ -56,20 +62,28 @@ def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
     score: dict[str, float] = {}
     via: dict[str, Via] = {}
     best_share: dict[str, float] = {}
-    degree: dict[str, int] = {}
+    degrees: dict[str, int] = {}
+    degrees_seen: dict[str, int] = {}
     heap = [(-mass, node) for node, mass in residual.items()]
     heapq.heapify(heap)
     pushes = 0
-    while heap and pushes < max_pushes:
+    checks = 0  # degree lookups, bounded like the pushes
+    while heap and pushes < max_pushes and checks < 2 * max_pushes:
         neg, node = heapq.heappop(heap)
         mass = residual.get(node, 0.0)
         if mass < epsilon or -neg != mass:
             continue  # stale heap entry, or too little to matter
+        if degree is not None and node not in seeds:
+            if node not in degrees_seen:
+                checks += 1
+                degrees_seen[node] = degree(node)
+            if mass < epsilon * degrees_seen[node]:
+                continue
         pushes += 1
         residual[node] = 0.0
         score[node] = score.get(node, 0.0) + alpha * mass
         edges = neighbors(node)
-        degree[node] = len(edges)
+        degrees[node] = len(edges)
         # Parallel edges (an import and a reference between the same two files) add up; the
         # one that explains the link best is kept for `via`.
         joined: dict[str, tuple[float, Neighbor]] = {}
@@ -95,7 +109,7 @@ def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
     for node, mass in residual.items():  # what was never pushed still counts, a little
         if mass > 0:
             score[node] = score.get(node, 0.0) + alpha * mass
-    return score, via, degree
+    return score, via, degrees
 
 
 def discounted(score: Mapping[str, float], degree: Callable[[str], int]) -> dict[str, float]:

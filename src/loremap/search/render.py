@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from loremap.text import estimate_tokens
@@ -90,11 +90,12 @@ class Packed(NamedTuple):
     left_out: int  # items that did not fit
 
 
-def pack(items: Sequence[Item], budget: int | None, limit: int) -> Packed:
+def pack(items: Iterable[Item], budget: int | None, limit: int) -> Packed:
     """The best items whose texts fit in `budget` tokens together, at most `limit` of them.
 
     An item too large for what is left is skipped and smaller ones after it still get in: the
-    budget is spent on what fits, in rank order.
+    budget is spent on what fits, in rank order. `items` may be lazy: no item after the last
+    one needed is built.
     """
     chosen: list[Item] = []
     used = 0

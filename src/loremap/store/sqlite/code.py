@@ -75,6 +75,11 @@ class CodeTables:
                       [(file.path, name) for name in file.references])
         if file.language is not None:
             self._index_file_node(file, rank)
+            for line, text in file.chunks:
+                cur = c.execute("INSERT INTO sections (file, line) VALUES (?, ?)",
+                                (file.path, line))
+                c.execute("INSERT INTO chunks (rowid, text) VALUES (?, ?)",
+                          (cur.lastrowid, text))
 
     def _index_file_node(self, file: CodeFile, rank: float) -> None:
         c = self.conn
@@ -129,6 +134,9 @@ class CodeTables:
         c.execute("DELETE FROM files WHERE path = ?", (path,))
         c.execute("DELETE FROM symbols WHERE file = ?", (path,))
         c.execute("DELETE FROM refs WHERE file = ?", (path,))
+        c.execute("DELETE FROM chunks WHERE rowid IN (SELECT rowid FROM sections WHERE "
+                  "file = ?)", (path,))
+        c.execute("DELETE FROM sections WHERE file = ?", (path,))
         self._drop_node(path)
         if not keep_edges:
             c.execute("DELETE FROM edges WHERE (src = ? OR dst = ?) AND origin NOT IN "

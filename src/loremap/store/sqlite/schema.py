@@ -100,8 +100,8 @@ def _m2_code_map(conn: sqlite3.Connection) -> None:
 
 
 def _m3_search(conn: sqlite3.Connection) -> None:
-    """Hybrid search: code files' whole text in FTS, its vocabulary, note aliases and recorded
-    file hashes (for entities and staleness), file names, embeddings.
+    """Hybrid search: code files' whole text in FTS, its vocabulary, sections of code files,
+    note aliases and recorded file hashes (for entities and staleness), file names, embeddings.
 
     FTS5 cannot add a column, so the text index is made again; every derived row is cleared
     with it, and the next command re-reads the notes (and `loremap index` the code).
@@ -112,6 +112,12 @@ def _m3_search(conn: sqlite3.Connection) -> None:
         f'tokenize="{FTS_TOKENIZER}")'
     )
     conn.execute("CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row')")
+    # Sections of code files (a run of definitions, a dozen lines or more): a long file's
+    # relevant function would drown in the file's other text, so sections are ranked too.
+    conn.execute("CREATE TABLE sections (rowid INTEGER PRIMARY KEY, file TEXT NOT NULL, "
+                 "line INTEGER NOT NULL)")
+    conn.execute("CREATE INDEX sections_file ON sections(file)")
+    conn.execute(f'CREATE VIRTUAL TABLE chunks USING fts5(text, tokenize="{FTS_TOKENIZER}")')
     conn.execute("ALTER TABLE nodes ADD COLUMN aliases TEXT NOT NULL DEFAULT '[]'")
     conn.execute("ALTER TABLE nodes ADD COLUMN file_hashes TEXT NOT NULL DEFAULT '{}'")
     conn.execute("ALTER TABLE files ADD COLUMN name TEXT NOT NULL DEFAULT ''")
@@ -120,8 +126,17 @@ def _m3_search(conn: sqlite3.Connection) -> None:
         "CREATE TABLE vectors (id TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, "
         "PRIMARY KEY (model, id)) WITHOUT ROWID"
     )
+    # The node count, kept by triggers: `count(*)` walks a whole index, and search needs the
+    # count on every query.
+    conn.execute("CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    conn.execute("INSERT INTO counters VALUES ('nodes', 0)")
+    conn.execute("CREATE TRIGGER nodes_added AFTER INSERT ON nodes BEGIN "
+                 "UPDATE counters SET value = value + 1 WHERE name = 'nodes'; END")
+    conn.execute("CREATE TRIGGER nodes_removed AFTER DELETE ON nodes BEGIN "
+                 "UPDATE counters SET value = value - 1 WHERE name = 'nodes'; END")
     for table in ("nodes", "edges", "files", "symbols", "refs", "meta"):
         conn.execute(f"DELETE FROM {table}")
+    conn.execute("UPDATE counters SET value = 0")
 
 
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
@@ -159,6 +174,6 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 def drop_all(conn: sqlite3.Connection) -> None:
     """Drop every table of ours (inside the caller's transaction)."""
-    for name in ("fts_vocab", "fts", "edges", "nodes", "meta", "files", "symbols", "refs",
-                 "vectors", "migrations"):
+    for name in ("fts_vocab", "fts", "chunks", "sections", "edges", "nodes", "meta", "files",
+                 "symbols", "refs", "vectors", "counters", "migrations"):
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')

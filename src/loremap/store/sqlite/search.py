@@ -62,15 +62,19 @@ class SearchTables:
     conn: sqlite3.Connection
 
     def node_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
+        row = self.conn.execute("SELECT value FROM counters WHERE name = 'nodes'").fetchone()
+        return int(row[0]) if row else 0
 
-    def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
-        """term -> number of nodes whose text holds it (0 for a term the index never saw)."""
+    def doc_freqs(self, terms: Iterable[str], cap: int) -> dict[str, int]:
+        """term -> number of nodes whose text holds it, counted up to `cap` (0 for a term the
+        index never saw). Counting stops at the cap, so a common word costs what a rare one
+        does; `fts5vocab` would walk the word's whole posting list."""
         out = {}
         for term in terms:
-            row = self.conn.execute("SELECT doc FROM fts_vocab WHERE term = ?",
-                                    (term,)).fetchone()
-            out[term] = int(row[0]) if row else 0
+            row = self.conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
+                ('"' + term.replace('"', '""') + '"', cap)).fetchone()
+            out[term] = int(row[0])
         return out
 
     def vocabulary_head(self, share: float) -> int:
@@ -115,6 +119,13 @@ class SearchTables:
         )
         args = [match, *([pool] if pool else []), *params, limit]
         return [(r[0], -float(r[1])) for r in self.conn.execute(sql, args)]
+
+    def section_search(self, match: str, limit: int) -> list[tuple[str, int, float]]:
+        """(file, first line, score) of the best-matching sections of code, best first."""
+        return [(r[0], int(r[1]), -float(r[2])) for r in self.conn.execute(
+            "WITH top AS (SELECT rowid, bm25(chunks) AS score FROM chunks WHERE chunks MATCH ? "
+            "ORDER BY score LIMIT ?) SELECT s.file, s.line, top.score FROM top JOIN sections s "
+            "ON s.rowid = top.rowid ORDER BY top.score, s.rowid", (match, limit))]
 
     def nodes(self, ids: Iterable[str], filters: Filters | None = None) -> dict[str, NodeRow]:
         """The nodes among `ids` that pass `filters` (all of them without)."""
