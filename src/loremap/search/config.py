@@ -24,10 +24,10 @@ class SearchConfig(NamedTuple):
     pool: int = 50  # candidates each list contributes
     max_terms: int = 64  # a long query keeps its terms of highest tf x IDF
     query_tf: int = 10  # a term repeated in the question counts up to this many times
-    max_postings: int = 20000  # the commonest terms are dropped beyond this many postings
+    max_postings: int = 4000  # the commonest terms are dropped beyond this many postings
     seeds: int = 5  # how many top bm25/entity hits seed the PPR walk
     alpha: float = 0.3  # PPR restart probability: higher stays closer to the seeds
-    pushes: int = 120  # PPR forward pushes at most (bounds its work whatever the graph)
+    pushes: int = 20  # PPR forward pushes at most (bounds its work whatever the graph)
     ppr_floor: float = 0.02  # PPR mass (of the seeds' 1.0) a node reached needs to count
     entity_focus: int = 1  # entities named before the entity list's weight is spread
     max_definers: int = 5  # a symbol defined in more files than this is not an entity

@@ -69,6 +69,8 @@ class SearchStore(entities.NameIndex, Protocol):
 
     def degree(self, node_id: str) -> int: ...
 
+    def degree_over(self, node_id: str, limit: int) -> bool: ...
+
     def symbols_of(self, path: str) -> list[tuple[str, str, int]]: ...
 
     def meta(self, key: str) -> str | None: ...
@@ -203,11 +205,12 @@ class Engine:
             known = [t for t in known if t in keep]
         # FTS5 scores every node holding any term: the common words of a large index would
         # make it score most of the index. Rarest first, terms are kept while their postings
-        # fit `max_postings`; what is dropped is the commonest (lowest-IDF) words.
+        # (times their repeats in the match) fit `max_postings`; what is dropped is the
+        # commonest (lowest-IDF) words.
         postings = 0
         bounded: list[str] = []
         for term in sorted(known, key=lambda t: dfs[t]):
-            postings += dfs[term]
+            postings += dfs[term] * min(tf[term], self.config.query_tf)  # repeats cost again
             if bounded and postings > self.config.max_postings:
                 break
             bounded.append(term)
@@ -270,8 +273,18 @@ class Engine:
         if not q.terms or self.config.sections <= 0 or (request.kinds and
                                                          "file" not in request.kinds):
             return []
+        # A term is in more sections than files: the section search gets half the budget.
+        kept: list[str] = []
+        postings = 0
+        for term in sorted(q.terms, key=lambda t: q.dfs.get(t, 0)):
+            postings += q.dfs.get(term, 0) * min(q.tf.get(term, 1), self.config.query_tf)
+            if kept and postings > self.config.max_postings // 2:
+                break
+            kept.append(term)
+        narrowed = q._replace(terms=tuple(t for t in q.terms if t in set(kept)))
         best: dict[str, int] = {}
-        for path, line, _ in self.store.section_search(self._match(q), self.config.pool * 4):
+        for path, line, _ in self.store.section_search(self._match(narrowed),
+                                                       self.config.pool * 4):
             best.setdefault(path, line)
             if len(best) >= self.config.pool:
                 break
@@ -304,7 +317,7 @@ class Engine:
         # A node holding less residual than a fraction of the floor cannot lift a neighbour
         # over it: pushing it would be work for nothing.
         scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes,
-                                        self.config.ppr_floor / 40, self.store.degree)
+                                        self.config.ppr_floor / 40, self.store.degree_over)
         # A node the walk barely reached is no evidence: keep those holding a share of the
         # seeds' mass (the seeds themselves always stay).
         reached = {n: s for n, s in scores.items()

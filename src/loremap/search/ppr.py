@@ -45,15 +45,17 @@ def edge_weight(edge: Neighbor) -> float:
 
 
 def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
-         alpha: float = 0.3, max_pushes: int = 120, epsilon: float = 1e-4,
-         degree: Callable[[str], int] | None = None
+         alpha: float = 0.3, max_pushes: int = 40, epsilon: float = 1e-4,
+         degree_over: Callable[[str, int], bool] | None = None
          ) -> tuple[dict[str, float], dict[str, Via], dict[str, int]]:
     """Approximate PPR scores from `seeds` (node -> weight), the best `Via` of each reached
-    node, and the degree of every node pushed.
+    node, and the degree of every node looked at.
 
     A node is pushed while its residual is at least `epsilon` times its degree (the rule of
     Andersen, Chung and Lang): a hub is only walked through when much mass reaches it, which
-    keeps the work small where the graph is dense.
+    keeps the work small where the graph is dense. `degree_over(node, n)` answers whether a
+    node has more than n edges without reading them (a hub's thousands of edges would cost more
+    than the whole walk). At most `max_pushes` pushes, and twice as many degree checks.
     """
     total = sum(seeds.values())
     if total <= 0:
@@ -63,27 +65,25 @@ def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
     via: dict[str, Via] = {}
     best_share: dict[str, float] = {}
     degrees: dict[str, int] = {}
-    degrees_seen: dict[str, int] = {}
     heap = [(-mass, node) for node, mass in residual.items()]
     heapq.heapify(heap)
-    pushes = 0
-    checks = 0  # degree lookups, bounded like the pushes
+    pushes = checks = 0
+    hubs: set[str] = set()
     while heap and pushes < max_pushes and checks < 2 * max_pushes:
         neg, node = heapq.heappop(heap)
         mass = residual.get(node, 0.0)
-        if mass < epsilon or -neg != mass:
-            continue  # stale heap entry, or too little to matter
-        if degree is not None and node not in seeds:
-            if node not in degrees_seen:
-                checks += 1
-                degrees_seen[node] = degree(node)
-            if mass < epsilon * degrees_seen[node]:
+        if mass < epsilon or -neg != mass or node in hubs:
+            continue  # stale heap entry, too little to matter, or a hub already refused
+        if degree_over is not None and node not in seeds and node not in degrees:
+            checks += 1
+            if degree_over(node, int(mass / epsilon)):
+                hubs.add(node)  # kept as residual: pushing it would spread mass thin
                 continue
         pushes += 1
-        residual[node] = 0.0
-        score[node] = score.get(node, 0.0) + alpha * mass
         edges = neighbors(node)
         degrees[node] = len(edges)
+        residual[node] = 0.0
+        score[node] = score.get(node, 0.0) + alpha * mass
         # Parallel edges (an import and a reference between the same two files) add up; the
         # one that explains the link best is kept for `via`.
         joined: dict[str, tuple[float, Neighbor]] = {}

@@ -20,12 +20,17 @@ _NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at,
 _CHUNK = 500  # ids per `IN (...)`, well under SQLite's variable limit
 
 
+def _json_list(text: object) -> tuple[str, ...]:
+    return () if text == "[]" else tuple(json.loads(str(text)))
+
+
 def _node(row: Sequence[object]) -> NodeRow:
+    hashes = row[14]
     return NodeRow(
         str(row[0]), str(row[1]), str(row[2]), str(row[3] or ""), str(row[4]), str(row[5]),
         str(row[6]), str(row[7]), row[8], row[9], row[10], row[11], row[12],  # type: ignore[arg-type]
-        tuple(json.loads(str(row[13]))), json.loads(str(row[14])),
-        tuple(json.loads(str(row[15]))), float(row[16]))  # type: ignore[arg-type]
+        _json_list(row[13]), {} if hashes == "{}" else json.loads(str(hashes)),
+        _json_list(row[15]), float(row[16]))  # type: ignore[arg-type]
 
 
 def where(filters: Filters, prefix: str = "n.") -> tuple[str, list[object]]:
@@ -160,6 +165,13 @@ class SearchTables:
         return int(self.conn.execute(
             "SELECT (SELECT count(*) FROM edges WHERE src = ?) + "
             "(SELECT count(*) FROM edges WHERE dst = ?)", (node_id, node_id)).fetchone()[0])
+
+    def degree_over(self, node_id: str, limit: int) -> bool:
+        """Whether `node_id` has more than `limit` edges, reading at most limit + 1 of them."""
+        return bool(self.conn.execute(
+            "SELECT count(*) > ? FROM (SELECT 1 FROM edges WHERE src = ? UNION ALL "
+            "SELECT 1 FROM edges WHERE dst = ? LIMIT ?)",
+            (limit, node_id, node_id, limit + 1)).fetchone()[0])
 
     def files_named(self, names: Iterable[str]) -> dict[str, list[str]]:
         """file name (basename) -> paths of the indexed source files with that name."""
