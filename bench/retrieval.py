@@ -343,15 +343,8 @@ def code_store(root: Path, db: Path, analyzer: Analyzer, fresh: bool) -> SqliteS
 
 # --- CoSQA -----------------------------------------------------------------------------------
 
-def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str, Any] | None:
-    folder = args.data / "cosqa"
-    queries_path, corpus_path = folder / "cosqa-retrieval-dev-500.json", folder / "code_idx_map.txt"
-    if not (queries_path.is_file() and corpus_path.is_file()):
-        print(f"cosqa: skipped ({folder} has no cosqa-retrieval-dev-500.json/code_idx_map.txt)")
-        return None
-    queries = json.loads(queries_path.read_text(encoding="utf-8"))[: args.limit or None]
-    corpus = {f"cosqa/{idx}.py": code
-              for code, idx in json.loads(corpus_path.read_text(encoding="utf-8")).items()}
+def cosqa_store(corpus: Mapping[str, str], analyzer: Analyzer, fresh: bool) -> SqliteStore:
+    """The CoSQA functions as files of a folder, indexed by the code map (both cached)."""
     base = CACHE / "cosqa" / f"v{INDEX_VERSION}"
     root = base / "files"
     if not root.is_dir():  # written once: the cached index trusts these files' mtimes
@@ -361,8 +354,20 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
         for rel, code in corpus.items():
             (staging / rel).write_text(code, encoding="utf-8")
         staging.rename(root)
+    return code_store(root, base / "index.sqlite", analyzer, fresh)
+
+
+def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str, Any] | None:
+    folder = args.data / "cosqa"
+    queries_path, corpus_path = folder / "cosqa-retrieval-dev-500.json", folder / "code_idx_map.txt"
+    if not (queries_path.is_file() and corpus_path.is_file()):
+        print(f"cosqa: skipped ({folder} has no cosqa-retrieval-dev-500.json/code_idx_map.txt)")
+        return None
+    queries = json.loads(queries_path.read_text(encoding="utf-8"))[: args.limit or None]
+    corpus = {f"cosqa/{idx}.py": code
+              for code, idx in json.loads(corpus_path.read_text(encoding="utf-8")).items()}
     clock = Clock()
-    store = code_store(root, base / "index.sqlite", analyzer, args.fresh)
+    store = cosqa_store(corpus, analyzer, args.fresh)
     mine = ours(store, analyzer, ("file",), args)
     clock.lap("ours index")
     theirs = baseline(corpus, analyzer)
@@ -377,7 +382,7 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
         ranks.append((f"cosqa/{q['retrieval_idx']}.py", a, b))
     store.close()
     print(f"cosqa dev: {len(queries)} queries over {len(corpus)} functions (index cache "
-          f"{base})")
+          f"{CACHE / 'cosqa' / f'v{INDEX_VERSION}'})")
     rows = [Row("MRR", [reciprocal_rank(a, [g]) for g, a, _ in ranks],
                 [reciprocal_rank(b, [g]) for g, _, b in ranks], 1.0),
             Row("nDCG@10", [ndcg_at(a, [g], 10) for g, a, _ in ranks],
@@ -602,13 +607,73 @@ def swebench(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[s
 
 # --- main ------------------------------------------------------------------------------------
 
-DATASETS = {"locomo": locomo, "cosqa": cosqa, "swebench": swebench}
+# --- abstention -------------------------------------------------------------------------------
+
+
+def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
+               ) -> dict[str, Any] | None:
+    """How often `recall` answers "nothing relevant": on questions the memory can answer
+    (LoCoMo questions in their own conversation, CoSQA queries over the functions) and on
+    questions it cannot (CoSQA's code questions asked of a conversation, LoCoMo's questions
+    asked of the functions). The default configuration, whatever `--config` says."""
+    from loremap.search import Engine, Request
+
+    lpath = args.data / "locomo" / "locomo-dev.json"
+    cfolder = args.data / "cosqa"
+    if not (lpath.is_file() and (cfolder / "code_idx_map.txt").is_file()):
+        print("abstention: skipped (needs the locomo and cosqa data)")
+        return None
+    samples = json.loads(lpath.read_text(encoding="utf-8"))
+    code_queries = [q["doc"] for q in json.loads(
+        (cfolder / "cosqa-retrieval-dev-500.json").read_text(encoding="utf-8"))]
+    corpus = {f"cosqa/{idx}.py": code for code, idx in json.loads(
+        (cfolder / "code_idx_map.txt").read_text(encoding="utf-8")).items()}
+    limit = args.limit or None
+
+    def rate(engine: Engine, queries: Sequence[str]) -> tuple[float, int]:
+        queries = list(queries)[:limit]
+        quiet = sum(engine.recall(Request(q)).abstained for q in queries)
+        return 100.0 * quiet / max(len(queries), 1), len(queries)
+
+    rows: dict[str, tuple[float, int]] = {}
+    answered, crossed = [], []
+    chat_questions: list[str] = []
+    for sample in samples:
+        store = SqliteStore(work / f"{sample['sample_id']}.sqlite", analyzer)
+        with store.write():
+            for note in turn_notes(sample["conversation"], links=True):
+                store.upsert_note(note, "project", f"episodes/{note.id}.md", "", 0, 0)
+        engine = Engine(store, analyzer)
+        questions = [qa["question"] for qa in sample["qa"]]
+        chat_questions += questions
+        answered.append(rate(engine, questions))
+        crossed.append(rate(engine, code_queries[:100]))
+        store.close()
+
+    def pooled(parts: list[tuple[float, int]]) -> tuple[float, int]:
+        n = sum(k for _, k in parts)
+        return sum(r * k for r, k in parts) / max(n, 1), n
+
+    rows["answerable: LoCoMo questions, own conversation"] = pooled(answered)
+    store = cosqa_store(corpus, analyzer, False)
+    engine = Engine(store, analyzer)
+    rows["answerable: CoSQA queries, the functions"] = rate(engine, code_queries)
+    rows["unanswerable: CoSQA queries, each conversation"] = pooled(crossed)
+    rows["unanswerable: LoCoMo questions, the functions"] = rate(engine, chat_questions[::5])
+    store.close()
+    print("abstention: share of questions answered \"nothing relevant in memory\"")
+    for label, (value, n) in rows.items():
+        print(f"    {label:50s} {value:5.1f} %  of {n}")
+    return {label: {"percent": value, "n": n} for label, (value, n) in rows.items()}
+
+
+DATASETS = {"locomo": locomo, "cosqa": cosqa, "swebench": swebench, "abstention": abstention}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(DATASETS),
-                        help="comma-separated datasets (locomo, cosqa, swebench)")
+                        help="comma-separated datasets (locomo, cosqa, swebench, abstention)")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--config", default="", help="SearchConfig spec, e.g. 'ppr=0'")
     parser.add_argument("--limit", type=int, default=0, help="first N queries per dataset")
@@ -621,14 +686,6 @@ def main() -> None:
     unknown = set(chosen) - set(DATASETS)
     if unknown:
         parser.error(f"unknown dataset(s) {', '.join(sorted(unknown))}; use {', '.join(DATASETS)}")
-    if args.engine == "engine":
-        try:
-            from loremap.search import Engine  # noqa: F401
-        except ImportError:
-            # Trigger: the search package is not in this tree yet. Why: the baseline and the
-            # store's BM25 still measure. Outcome: one line says so; "ours" is bm25-fts.
-            print("loremap.search is not importable: ours = the store's FTS BM25 (bm25-fts)")
-            args.engine = "bm25-fts"
     label = f"engine, config {args.config!r}" if args.engine == "engine" else "bm25-fts"
     print(f"loremap bench/retrieval.py — ours: {label}; baseline: BM25 k1 1.5 b 0.75; "
           f"Python {sys.version.split()[0]}; data {args.data}")

@@ -34,7 +34,7 @@ class SearchConfig(NamedTuple):
     mmr: float = 0.0  # MMR trade-off (relevance share); 0 turns MMR off
     abstain: bool = True  # answer "nothing relevant" when the floor is not cleared
     common: float = 0.5  # share of postings held by the project's ordinary words (the floor)
-    coverage: float = 0.34  # share of the question's IDF mass its known words must hold
+    coverage: float = 0.3  # share of the question's IDF mass one of the best matches must hold
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
 
     @classmethod

@@ -17,16 +17,15 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
    describes changed since) and pack the best into the token budget.
 
 Abstention: the answer is empty ("nothing relevant in memory") unless the question names an
-entity, or both (a) it holds a term *specific* to this project: present in the index and rarer
-than the project's ordinary words, and (b) the best text match scores at least what one
-ordinary word earns matched once in a node of average length. The line between ordinary and
-specific is the project's own vocabulary: sorted by document frequency, the most frequent terms
-that together hold `common` (half) of all postings are ordinary, and the smallest document
-frequency among them is the line (computed from the index, cached in `meta` until the node
-count moves by a tenth). And (c) the words of the question the index knows carry at least
-`coverage` (a third) of its IDF mass, a word it has never seen weighing like the rarest: a
-question about refunds in a payment gateway is not answered by the one file that says
-"handle". A prompt made only of conversational replies ("yes", "continue") is not searched.
+entity, or (a) the best text match scores at least what one of the project's ordinary words
+earns matched once in a node of average length (its IDF), and (b) one of the best text matches
+holds at least `coverage` of the question's IDF mass, a word the index has never seen weighing
+like the rarest word (short questions only: a pasted log holds names no index knows). The
+ordinary words are the project's own: sorted by document frequency, the most frequent terms
+that together hold `common` (half) of all postings; the smallest document frequency among them
+is the line (computed from the index, cached in `meta` until the node count moves by a tenth).
+A prompt made only of conversational replies ("yes", "continue") is not searched. See
+docs/search.md for the rates measured on answerable and unanswerable questions.
 """
 
 from __future__ import annotations
@@ -115,6 +114,7 @@ class Candidates(NamedTuple):
     named: set[str]
     symbols: dict[str, list[SymbolRow]]
     best: float  # the top BM25 score (0 without a text match)
+    text: set[str] = set()  # ids the text lists (bm25, sections) found
 
 
 class QueryTerms(NamedTuple):
@@ -124,8 +124,8 @@ class QueryTerms(NamedTuple):
     dfs: dict[str, int]  # document frequency of each term
     floor: float  # the BM25 score the best match must reach (see the module docstring)
     chatter: bool = False  # the question is only a conversational reply ("yes", "continue")
-    coverage: float = 1.0  # share of the question's IDF mass held by words the index knows
     tf: dict[str, int] = {}  # how often each term occurs in the question and terms
+    mass: dict[str, float] = {}  # IDF of each word of a short question (see `coverage`)
 
 
 # Replies that carry no question (as analyzer tokens): a prompt made only of these is not
@@ -220,34 +220,35 @@ class Engine:
         question = self.analyzer.terms(request.query)
         extra = [t for t in words if t not in set(question) and dfs[t] > 0]
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
-        coverage = (self._coverage(question, extra, dfs, count)
-                    if len(question) <= self.config.max_terms else 1.0)
+        mass = (self._mass([*question, *extra], dfs, count)
+                if len(question) <= self.config.max_terms else {})
         ordinary = self.ordinary_df(count) if count else 0
         specific = tuple(t for t in known if dfs[t] < ordinary or count < 20)
         # One ordinary word matched once in a node of average length scores its IDF
         # (tf = 1, dl = avgdl); the best match must do at least that well.
         floor = math.log(1 + (count - ordinary + 0.5) / (ordinary + 0.5)) if count >= 20 else 0.0
-        return QueryTerms(tuple(known), specific, dropped, dfs, max(floor, 0.0),
-                          coverage=coverage, tf=tf)
+        return QueryTerms(tuple(known), specific, dropped, dfs, max(floor, 0.0), tf=tf,
+                          mass=mass)
 
     @staticmethod
-    def _coverage(words: Sequence[str], extra: Sequence[str], dfs: dict[str, int], count: int
-                  ) -> float:
-        """The share of the IDF mass of the question and of the caller's `extra` terms the
-        index knows (all of them) held by known words; a word it has never seen weighs like
-        the rarest word (one node). An expansion term that misses says nothing against the
-        question, so unknown extra terms are left out."""
-        def idf(df: int) -> float:
-            return math.log(1 + (count - df + 0.5) / (df + 0.5))
+    def _mass(words: Sequence[str], dfs: dict[str, int], count: int) -> dict[str, float]:
+        """The IDF of each word of the question (and of the caller's extra terms the index
+        knows: an expansion that misses says nothing against the question); a word the index
+        has never seen weighs like the rarest word (one node)."""
+        return {word: math.log(1 + (count - max(dfs.get(word, 0), 1) + 0.5)
+                               / (max(dfs.get(word, 0), 1) + 0.5)) for word in words}
 
-        total = known = 0.0
-        for word in [*words, *extra]:
-            df = dfs.get(word, 0)
-            weight = idf(max(df, 1))
-            total += weight
-            if df:
-                known += weight
-        return known / total if total else 1.0
+    def coverage(self, q: QueryTerms, node_ids: Sequence[str]) -> float:
+        """The largest share of the question's IDF mass one of `node_ids` holds (1 for a
+        question too long to judge this way)."""
+        total = sum(q.mass.values())
+        if not total:
+            return 1.0
+        best = 0.0
+        for node_id in node_ids:
+            held = self.store.node_terms(node_id)
+            best = max(best, sum(w for t, w in q.mass.items() if t in held) / total)
+        return best
 
     # --- candidate lists --------------------------------------------------------------------
 
@@ -392,7 +393,7 @@ class Engine:
         if self.config.mmr > 0:
             fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
-                          bm25[0][1] if bm25 else 0.0)
+                          bm25[0][1] if bm25 else 0.0, {*lists["bm25"], *lists["sections"]})
 
     @staticmethod
     def _section_view(bm25: list[str], rows: dict[str, NodeRow], files: list[str]
@@ -498,13 +499,12 @@ class Engine:
         if not c.fused:
             return done(None, "no indexed item matches the question")
         if self.config.abstain and not c.named:
-            if not q.specific:
-                return done(None, "the question's words are all ordinary in this project"
-                            if q.terms else "no word of the question is in the index")
             if c.best < q.floor:
                 return done(None, "the best match is weaker than the relevance floor")
-            if q.coverage < self.config.coverage:
-                return done(None, "most of the question's words are unknown to this memory")
+            text_hits = ([i for i, _ in c.fused if i in c.text]
+                         or [i for i, _ in c.fused])[: self.config.seeds]
+            if self.coverage(q, text_hits) < self.config.coverage:
+                return done(None, "no item holds enough of what the question asks")
         def items() -> Iterator[Item]:
             for node_id, score in c.fused[: request.limit * 3]:
                 row = c.rows.get(node_id)
