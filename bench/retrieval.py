@@ -135,9 +135,14 @@ def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: a
     costs = costs or {}
 
     def rank_fts(query: str) -> list[Ranked]:
-        hits = store.bm25(analyzer.terms(query), LIMIT, types=(), statuses=("active",),
-                          kinds=kinds)
-        return [Ranked(hit.id, costs.get(hit.id, 0)) for hit in hits]
+        from loremap.model.search import Filters
+        from loremap.search.config import DEFAULT_WEIGHTS
+
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in analyzer.terms(query))
+        if not match:
+            return []
+        hits = store.text_search(match, LIMIT, Filters(kinds=kinds), DEFAULT_WEIGHTS)
+        return [Ranked(node_id, costs.get(node_id, 0)) for node_id, _ in hits]
 
     return rank_fts
 

@@ -8,7 +8,7 @@ machines are shared and noisy: read the ratios and the medians):
     vs a bare write of the same bytes with fsync (the durability floor);
   - rebuild: `loremap reindex` of every note vs reading and YAML-parsing the same files
     (the parse floor); target <= 5 s for 10k notes;
-  - search in process: BM25 p50/p95;
+  - search in process: the engine's recall p50/p95;
   - whole `loremap search` process p50/p95 vs `python -c pass` (interpreter start);
     target p50 <= 150 ms; `loremap --version` target <= 100 ms.
 """
@@ -127,13 +127,16 @@ def bench_rebuild(app) -> None:
 
 
 def bench_search(app, rng: random.Random, queries: int) -> list[str]:
+    from loremap.search import Request
+
     texts = [sentence(rng, rng.randint(2, 8)) for _ in range(queries)]
+    engine = app.engine()
     times = []
     for text in texts:
         start = time.perf_counter()
-        app.memory.search(text, 10)
+        engine.recall(Request(text))
         times.append(time.perf_counter() - start)
-    print(f"search  in process, {queries} queries: p50 {ms(percentile(times, 0.5))}, "
+    print(f"search  in process (recall), {queries} queries: p50 {ms(percentile(times, 0.5))}, "
           f"p95 {ms(percentile(times, 0.95))}")
     return texts
 

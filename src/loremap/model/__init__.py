@@ -1,4 +1,4 @@
-"""Immutable records shared by every layer: notes, links, index rows, search hits.
+"""Immutable records shared by every layer: notes, links, index rows, search records.
 
 They are `typing.NamedTuple`s rather than frozen dataclasses: just as immutable and typed, but
 defining one costs a tenth as much, and the `dataclasses` module pulls in `inspect`, `ast` and
@@ -7,7 +7,6 @@ defining one costs a tenth as much, and the `dataclasses` module pulls in `inspe
 
 from __future__ import annotations
 
-from loremap.model.hit import Hit
 from loremap.model.index import Edge, IndexedNote, NoteStamp
 from loremap.model.note import (
     MAX_ID_LENGTH,
@@ -23,7 +22,6 @@ from loremap.model.note import (
 __all__ = [
     "MAX_ID_LENGTH",
     "Edge",
-    "Hit",
     "IndexedNote",
     "NoteStamp",
     "Link",

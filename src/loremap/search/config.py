@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from loremap.errors import InvalidInput
 
 # Default bm25() column weights: title, body, tags, symbols, path, content (the FTS columns).
-DEFAULT_WEIGHTS = (5.0, 1.0, 3.0, 3.0, 2.0, 1.0)
+DEFAULT_WEIGHTS = (5.0, 1.0, 3.0, 6.0, 2.0, 1.0)
 
 
 class SearchConfig(NamedTuple):
@@ -28,6 +28,7 @@ class SearchConfig(NamedTuple):
     seeds: int = 5  # how many top bm25/entity hits seed the PPR walk
     alpha: float = 0.3  # PPR restart probability: higher stays closer to the seeds
     pushes: int = 20  # PPR forward pushes at most (bounds its work whatever the graph)
+    code_edges: float = 1.0  # weight of imports, shared names and co-change in the walk
     ppr_floor: float = 0.02  # PPR mass (of the seeds' 1.0) a node reached needs to count
     entity_focus: int = 1  # entities named before the entity list's weight is spread
     max_definers: int = 5  # a symbol defined in more files than this is not an entity

@@ -191,7 +191,8 @@ class Engine:
         if all(w in CHATTER for w in words):
             return QueryTerms((), (), 0, {}, 0.0, chatter=True)
         count = self.store.node_count()
-        dfs = self.store.doc_freqs(words, max(1, self.config.max_postings // 4))
+        # Counted up to just past the budget: a term beyond it is dropped whatever its count.
+        dfs = self.store.doc_freqs(words, self.config.max_postings + 1)
         known = [t for t in words if dfs[t] > 0]
         dropped = 0
         if len(known) > self.config.max_terms:
@@ -317,8 +318,12 @@ class Engine:
 
         # A node holding less residual than a fraction of the floor cannot lift a neighbour
         # over it: pushing it would be work for nothing.
+        code = self.config.code_edges
+        origins = {o: w * (code if o in ("import", "reference", "cochange") else 1.0)
+                   for o, w in ppr.ORIGIN_WEIGHTS.items()}
         scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes,
-                                        self.config.ppr_floor / 40, self.store.degree_over)
+                                        self.config.ppr_floor / 40, self.store.degree_over,
+                                        origins)
         # A node the walk barely reached is no evidence: keep those holding a share of the
         # seeds' mass (the seeds themselves always stay).
         reached = {n: s for n, s in scores.items()

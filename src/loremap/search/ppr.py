@@ -38,15 +38,16 @@ class Via(NamedTuple):
     outgoing: bool
 
 
-def edge_weight(edge: Neighbor) -> float:
-    base = ORIGIN_WEIGHTS.get(edge.origin, 0.5)
+def edge_weight(edge: Neighbor, origins: Mapping[str, float] = ORIGIN_WEIGHTS) -> float:
+    base = origins.get(edge.origin, 0.5)
     weight = math.log1p(edge.weight) if edge.origin == "reference" else edge.weight
     return base * max(weight, 0.0)
 
 
 def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
          alpha: float = 0.3, max_pushes: int = 40, epsilon: float = 1e-4,
-         degree_over: Callable[[str, int], bool] | None = None
+         degree_over: Callable[[str, int], bool] | None = None,
+         origins: Mapping[str, float] = ORIGIN_WEIGHTS
          ) -> tuple[dict[str, float], dict[str, Via], dict[str, int]]:
     """Approximate PPR scores from `seeds` (node -> weight), the best `Via` of each reached
     node, and the degree of every node looked at.
@@ -88,7 +89,7 @@ def push(neighbors: Callable[[str], list[Neighbor]], seeds: Mapping[str, float],
         # one that explains the link best is kept for `via`.
         joined: dict[str, tuple[float, Neighbor]] = {}
         for edge in edges:
-            weight = edge_weight(edge)
+            weight = edge_weight(edge, origins)
             if weight <= 0 or edge.node == node:
                 continue
             total_w, shown = joined.get(edge.node, (0.0, edge))

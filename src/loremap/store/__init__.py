@@ -11,13 +11,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
+from loremap.model import Edge, IndexedNote, Note, NoteStamp
 
 SCHEMA_VERSION = 3
 
 
 class Store(Protocol):
-    """Operations the services need from an index."""
+    """Operations the services need from an index.
+
+    The search engine's reads are the `SearchStore` protocol (loremap.search.engine) and the
+    code map's operations are those of `store/sqlite/code.py`; a second backend implements
+    all three.
+    """
 
     location: str
 
@@ -48,10 +53,6 @@ class Store(Protocol):
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]: ...
-
-    def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
-             statuses: Sequence[str] = ("active",), kinds: Sequence[str] = ("note",)
-             ) -> list[Hit]: ...
 
     def edges(self, node_id: str) -> list[Edge]:
         """Edges leaving or reaching `node_id`."""

@@ -16,8 +16,7 @@ from loremap.errors import StoreError
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
 # The FTS columns, in order. `content` holds a code file's whole text (analyzer tokens).
 FTS_COLUMNS = ("title", "body", "tags", "symbols", "path", "content")
-# Default column weights for bm25(), in FTS_COLUMNS order (the search config can change them).
-FTS_WEIGHTS = (5.0, 1.0, 3.0, 3.0, 2.0, 1.0)
+# (Their bm25() weights are the search engine's: loremap.search.config.DEFAULT_WEIGHTS.)
 
 
 def _m1_initial(conn: sqlite3.Connection) -> None:

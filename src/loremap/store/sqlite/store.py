@@ -15,10 +15,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from loremap.errors import IndexLocked, StoreError
-from loremap.model import Edge, Hit, IndexedNote, Note, NoteStamp
+from loremap.model import Edge, IndexedNote, Note, NoteStamp
+from loremap.model.search import Filters
 from loremap.store.sqlite import schema
 from loremap.store.sqlite.code import CodeTables
 from loremap.store.sqlite.search import SearchTables
+from loremap.store.sqlite.search import where as search_where
 from loremap.text import Analyzer
 
 _NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
@@ -34,34 +36,9 @@ def fts5_available() -> bool:
     return True
 
 
-def quote_fts(token: str) -> str:
-    """A token as an FTS5 string literal (doubling any quote), never as query syntax."""
-    return '"' + token.replace('"', '""') + '"'
-
-
-def _filters(prefix: str, types: Sequence[str], statuses: Sequence[str],
-             kinds: Sequence[str] = ()) -> tuple[str, list[object]]:
-    """` AND type IN (...) AND status IN (...)` for the non-empty filters, with parameters."""
-    sql = ""
-    params: list[object] = []
-    for column, values in (("kind", kinds), ("type", types), ("status", statuses)):
-        if values:
-            sql += f" AND {prefix}{column} IN ({', '.join('?' for _ in values)})"
-            params += list(values)
-    return sql, params
-
-
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
-
-
-def _snippet(body: str, limit: int = 160) -> str:
-    for para in body.split("\n\n"):
-        text = " ".join(para.split())
-        if text and not text.startswith("#"):
-            return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-    return ""
 
 
 class SqliteStore(CodeTables, SearchTables):
@@ -197,7 +174,7 @@ class SqliteStore(CodeTables, SearchTables):
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]:
-        where, params = _filters("", types, statuses)
+        where, params = search_where(Filters(types=tuple(types), statuses=tuple(statuses)), "")
         sql = f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'{where}"
         if scope is not None:
             sql += " AND scope = ?"
@@ -208,49 +185,6 @@ class SqliteStore(CodeTables, SearchTables):
     def iter_note_ids(self) -> Iterator[str]:
         for (note_id,) in self.conn.execute("SELECT id FROM nodes WHERE kind = 'note'"):
             yield note_id
-
-    # --- search -----------------------------------------------------------------------------
-
-    def bm25(self, terms: Sequence[str], limit: int, types: Sequence[str] = (),
-             statuses: Sequence[str] = ("active",), kinds: Sequence[str] = ("note",)
-             ) -> list[Hit]:
-        """Nodes (notes by default) matching any of `terms` (analyzer tokens), best first.
-
-        FTS5 ranks its own matches first and only the best `pool` rows are joined with `nodes`
-        and filtered: the join and the filters cost as much as the ranking when a common word
-        matches most notes. Trigger: filters left fewer than `limit` rows of a full pool.
-        Why: better rows may lie beyond the pool. Outcome: rank every match instead.
-        """
-        if not terms or limit <= 0:
-            return []
-        match = " OR ".join(quote_fts(t) for t in terms)
-        pool = max(limit * 4, 50)
-        hits = self._bm25(match, limit, pool, types, statuses, kinds)
-        if len(hits) < limit and self._matches(match) > pool:
-            hits = self._bm25(match, limit, None, types, statuses, kinds)
-        return hits
-
-    def _matches(self, match: str) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
-                                     (match,)).fetchone()[0])
-
-    def _bm25(self, match: str, limit: int, pool: int | None, types: Sequence[str],
-              statuses: Sequence[str], kinds: Sequence[str]) -> list[Hit]:
-        weights = ", ".join(str(w) for w in schema.FTS_WEIGHTS)
-        where, params = _filters("n.", types, statuses, kinds)
-        sql = (
-            f"WITH top AS (SELECT rowid, bm25(fts, {weights}) AS score FROM fts "
-            f"WHERE fts MATCH ? ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
-            "SELECT n.id, n.kind, n.type, n.title, n.path, n.status, n.scope, top.score, n.body "
-            f"FROM top JOIN nodes n ON n.rowid = top.rowid WHERE 1{where} "
-            "ORDER BY top.score, n.id LIMIT ?"
-        )
-        args = [match, *([pool] if pool else []), *params, limit]
-        return [
-            Hit(id=r[0], kind=r[1], type=r[2] or "", title=r[3], path=r[4], status=r[5],
-                scope=r[6], score=-float(r[7]), snippet=_snippet(r[8]), why="matches the query")
-            for r in self.conn.execute(sql, args)
-        ]
 
     # --- graph and meta ---------------------------------------------------------------------
 
