@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -299,3 +302,29 @@ def test_an_index_of_schema_2_is_upgraded_and_refilled(shop, cli):
     assert ids(cli, "coupon applied twice", "--kind", "note")[0] == "bug-coupon-applied-twice"
     with sqlite3.connect(index) as conn:
         assert conn.execute("SELECT max(version) FROM migrations").fetchone()[0] == 3
+
+
+def test_a_recall_imports_nothing_heavy(shop, cli):
+    """The prompt hook runs this path: no YAML, no tree-sitter, no git process when nothing is
+    stale, no third-party import beyond the stemmer."""
+    import time
+
+    old = time.time() - 60  # files younger than two seconds are re-read on every command
+    for path in (shop / ".loremap" / "notes").glob("*.md"):
+        os.utime(path, (old, old))
+    assert cli("search", "coupon").code == 0  # the index is up to date now
+    script = (
+        "import sys\n"
+        "from loremap.app import App\n"
+        "from loremap.search import Request\n"
+        "app = App.open()\n"
+        "app.prepare_search()\n"
+        "found = app.engine().recall(Request('why is the coupon applied twice'))\n"
+        "assert found.items, found\n"
+        "print(' '.join(sorted(sys.modules)))\n")
+
+    done = subprocess.run([sys.executable, "-c", script], cwd=shop, capture_output=True,
+                          text=True, env={**os.environ}, timeout=60, check=True)
+    loaded = {name.split(".")[0] for name in done.stdout.split()}
+    heavy = {"yaml", "tree_sitter", "pathspec", "subprocess", "dataclasses", "numpy"}
+    assert not loaded & heavy, loaded & heavy

@@ -8,7 +8,6 @@ checked, each file once per process.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +28,8 @@ def staleness(root: Path) -> Callable[[NodeRow], list[str]]:
     def commits_since(commit: str, path: str) -> int | None:
         key = (commit, path)
         if key not in counts:
+            import subprocess  # only when a file changed: most searches never start git
+
             try:
                 done = subprocess.run(
                     ["git", "rev-list", "--count", f"{commit}..HEAD", "--", path], cwd=root,

@@ -1,0 +1,199 @@
+"""The search engine's parts on their own: the walk, the fusion, entities, sections, counts."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from loremap.codemap.index import CHUNK_LINES, sections
+from loremap.model import Note, NoteType
+from loremap.model.code import Definition
+from loremap.model.search import Neighbor
+from loremap.search import entities, ppr
+from loremap.search.engine import Engine, Request
+from loremap.search.fuse import mmr, rrf
+from loremap.store.sqlite import SqliteStore
+from loremap.text import Analyzer
+
+
+def graph(edges):
+    """A neighbours function over undirected (a, b, weight, origin) edges, counting lookups."""
+    calls = []
+    table: dict[str, list[Neighbor]] = {}
+    for a, b, weight, origin in edges:
+        table.setdefault(a, []).append(Neighbor(b, "rel", origin, weight, True))
+        table.setdefault(b, []).append(Neighbor(a, "rel", origin, weight, False))
+
+    def neighbors(node):
+        calls.append(node)
+        return table.get(node, [])
+
+    def degree_over(node, limit):
+        return len(table.get(node, [])) > limit
+
+    return neighbors, degree_over, calls
+
+
+def test_the_walk_ranks_near_nodes_first_and_explains_how_they_were_reached():
+    neighbors, degree_over, _ = graph([
+        ("seed", "near", 1.0, "import"), ("near", "far", 1.0, "import"),
+        ("seed", "note", 1.0, "declared")])
+    score, via, _ = ppr.push(neighbors, {"seed": 1.0}, alpha=0.3, max_pushes=50,
+                             epsilon=1e-6, degree_over=degree_over)
+    assert score["seed"] > score["near"] > score["far"]
+    assert score["note"] > score["near"]  # a declared link carries twice an import
+    assert via["far"].node == "near" and via["note"].origin == "declared"
+    assert 0.99 < sum(score.values()) <= 1.0  # residuals too small to push settle a share
+
+
+def test_the_walk_does_the_same_work_on_a_small_and_a_huge_graph():
+    rng = random.Random(7)
+
+    def random_graph(nodes):
+        edges = [(f"n{i}", f"n{rng.randrange(nodes)}", 1.0, "reference") for i in range(nodes)
+                 for _ in range(4)]
+        return graph([*edges, ("seed", "n0", 1.0, "import"), ("seed", "n1", 1.0, "import")])
+
+    lookups = []
+    for size in (100, 100_000):
+        neighbors, degree_over, calls = random_graph(size)
+        ppr.push(neighbors, {"seed": 1.0}, max_pushes=20, epsilon=5e-4,
+                 degree_over=degree_over)
+        lookups.append(len(calls))
+    assert all(n <= 20 for n in lookups)
+
+
+def test_a_hub_is_not_walked_through_unless_much_mass_reaches_it():
+    edges = [("seed", "hub", 1.0, "import"), ("seed", "leaf", 1.0, "import")]
+    edges += [("hub", f"x{i}", 1.0, "import") for i in range(2000)]
+    neighbors, degree_over, calls = graph(edges)
+    score, _, _ = ppr.push(neighbors, {"seed": 1.0}, max_pushes=20, epsilon=5e-4,
+                           degree_over=degree_over)
+    assert "hub" not in calls and not any(node.startswith("x") for node in score)
+    damped = ppr.discounted({"hub": 0.1, "leaf": 0.1}, {"hub": 2001, "leaf": 1}.__getitem__)
+    assert damped["leaf"] > damped["hub"]
+
+
+def test_reciprocal_rank_fusion():
+    fused = rrf({"a": ["x", "y", "z"], "b": ["y", "w"]}, {"a": 1.0, "b": 1.0}, k=60)
+    assert [node for node, _ in fused] == ["y", "x", "w", "z"]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    off = rrf({"a": ["x"], "b": ["y"]}, {"a": 1.0, "b": 0.0})
+    assert [node for node, _ in off] == ["x"]
+
+
+def test_mmr_moves_a_near_duplicate_down():
+    ranked = [("a", 1.0), ("a2", 0.99), ("b", 0.9)]
+    same = {frozenset({"a", "a2"}): 1.0}
+    reordered = mmr(ranked, lambda x, y: same.get(frozenset({x, y}), 0.0), 0.5, 3)
+    assert [node for node, _ in reordered] == ["a", "b", "a2"]
+    assert mmr(ranked, lambda x, y: 1.0, 0.0, 3) == ranked
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("why does apply_coupon run twice", ["apply_coupon"]),
+    ("calling formatPrice( with a negative", ["formatPrice"]),
+    ("so.Plot([1, 2]).add(so.Line(), so.PolyFit())", ["Plot", "Line", "PolyFit"]),
+    ("`Config` is read twice", ["Config"]),
+    ("The cart and the index get run", []),
+    ("requests.get(url) fails", []),
+    ("HTTPServerError when parsing", ["HTTPServerError"]),
+])
+def test_only_names_that_can_only_be_code_are_entities(text, names):
+    assert entities.identifiers(text) == names
+
+
+def test_paths_file_names_and_dotted_modules_in_a_question():
+    class Names:
+        def files_named(self, names):
+            known = {"plot.py": ["seaborn/_core/plot.py"], "__init__.py":
+                     ["sphinx/ext/autodoc/__init__.py", "sphinx/__init__.py"],
+                     "cart.py": ["src/shop/cart.py"]}
+            return {n: known[n] for n in names if n in known}
+
+        def symbols_named(self, names, max_definers):
+            return []
+
+        def existing_ids(self, ids):
+            return {i for i in ids if i in {"sphinx/ext/autodoc/", "gotcha-x-y"}}
+
+    found = {h.id for h in entities.paths(Names(), 'File "~/code/seaborn/seaborn/_core/plot.py"'
+                                                  ", line 265")}
+    assert found == {"seaborn/_core/plot.py"}
+    found = {h.id for h in entities.paths(Names(), "extensions = ['sphinx.ext.autodoc']")}
+    assert found == {"sphinx/ext/autodoc/__init__.py", "sphinx/ext/autodoc/"}
+    assert {h.id for h in entities.paths(Names(), "see cart.py")} == {"src/shop/cart.py"}
+    assert [h.id for h in entities.note_ids(Names(), "as gotcha-x-y says")] == ["gotcha-x-y"]
+
+
+def test_sections_cut_a_file_at_its_definitions():
+    source = "\n".join(f"line {n}" for n in range(1, 61))
+    defs = [Definition("a", "function", 1), Definition("b", "function", 5),
+            Definition("c", "function", 20), Definition("d", "function", 55)]
+    cut = sections("src/x.py", source, defs, Analyzer())
+    assert [line for line, _ in cut] == [1, 20]  # 5 is too close to 1; 55 leaves a short tail
+    assert all(text.startswith("src x_py py line 1") for _, text in cut[:1])
+    assert cut[1][1].startswith("src x_py py line 20 ")
+    assert CHUNK_LINES == 12
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = SqliteStore(tmp_path / "index.sqlite", Analyzer())
+    notes = [Note(id=f"bug-n{i}", type=NoteType.BUG, title=f"Ledger row {i}",
+                  body="ledger " + ("rare " if i == 3 else "")) for i in range(30)]
+    with store.write():
+        for note in notes:
+            store.upsert_note(note, "project", f"notes/{note.id}.md", note.id, 1, 1)
+    yield store
+    store.close()
+
+
+def test_the_node_counter_follows_inserts_and_deletes(store):
+    assert store.node_count() == 30
+    with store.write():
+        store.delete_note("bug-n0")
+    assert store.node_count() == 29 == store.conn.execute(
+        "SELECT count(*) FROM nodes").fetchone()[0]
+
+
+def test_document_counts_stop_at_the_cap(store):
+    assert store.doc_freqs(["ledger", "rare", "absent"], cap=10) == {
+        "ledger": 10, "rare": 1, "absent": 0}
+
+
+def test_the_postings_budget_keeps_the_rarest_terms(store):
+    engine = Engine(store, Analyzer(), None)
+    engine.config = engine.config._replace(max_postings=5)
+    q = engine.analyse(Request("ledger rare"))
+    assert q.terms == ("rare",) and q.dropped == 1
+
+
+def test_sections_follow_the_files_through_edits_and_deletions(tmp_path):
+    from loremap.codemap.discover import SkipRules
+    from loremap.codemap.index import index_code
+
+    root = tmp_path / "code"
+    root.mkdir()
+    body = "\n".join(f"    x{n} = {n}" for n in range(20))
+    (root / "a.py").write_text(f"def one():\n{body}\n\ndef two():\n{body}\n", encoding="utf-8")
+    (root / "b.py").write_text("def three():\n    return 3\n", encoding="utf-8")
+    store = SqliteStore(tmp_path / "index.sqlite", Analyzer())
+
+    def state():
+        c = store.conn
+        rows = c.execute("SELECT file, line FROM sections ORDER BY file, line").fetchall()
+        assert c.execute("SELECT count(*) FROM chunks").fetchone()[0] == len(rows)
+        assert store.node_count() == c.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        return rows
+
+    index_code(store, root, SkipRules(), None, history_commits=0)
+    assert state() == [("a.py", 1), ("a.py", 23), ("b.py", 1)]
+    assert [p for p, _, _ in store.section_search('"three"', 5)] == ["b.py"]
+    (root / "a.py").write_text("def only():\n    return 1\n", encoding="utf-8")
+    (root / "b.py").unlink()
+    index_code(store, root, SkipRules(), None, history_commits=0)
+    assert state() == [("a.py", 1)]
+    assert store.section_search('"three"', 5) == []
+    store.close()
