@@ -1,6 +1,7 @@
 """Retrieval quality of loremap's search engine on public eval data, beside a plain BM25.
 
-    python bench/retrieval.py [--only locomo,cosqa,swebench] [--data DIR] [--config SPEC]
+    python bench/retrieval.py [--only locomo,cosqa,swebench,abstention] [--data DIR]
+                              [--config SPEC]
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
                               [--no-links]
 
@@ -15,6 +16,9 @@ repository). A dataset that is absent prints one "skipped" line and the run goes
 - SWE-bench dev (125 issues, 67 released archives of six projects): the issue text ranks the
   files of the project's release; Acc@1/3/5/10 (all gold files in the top k), Recall@5, overall
   and per repository, and the token budget at which the last gold file enters the ranking.
+- Abstention: how often `recall` answers "nothing relevant" to questions the memory can answer
+  (LoCoMo in its conversation, CoSQA over its functions) and to questions it cannot (CoSQA's
+  code questions asked of a conversation, LoCoMo's questions asked of the functions).
 
 "ours" is `loremap.search.Engine` (`--config` is its `SearchConfig` spec); `--engine bm25-fts`
 ranks with the store's raw FTS5 BM25 instead, a second reference. The baseline, in the same run
@@ -243,7 +247,9 @@ def session_turns(conversation: Mapping[str, Any]) -> Iterable[tuple[int, dateti
 
 
 def turn_notes(conversation: Mapping[str, Any], links: bool) -> list[Note]:
-    """Every turn as an episode note: "speaker: text", any photo caption, the session date."""
+    """Every turn as an episode note: its title is what was said ("speaker: text", with any
+    photo caption; a turn is one or two sentences, a title's length), its body the same with
+    the session and its date; each turn links to the one before it in its session."""
     notes = []
     for n, when, turns in session_turns(conversation):
         previous = None
@@ -253,7 +259,7 @@ def turn_notes(conversation: Mapping[str, Any], links: bool) -> list[Note]:
                 text += f" [shares a photo: {turn['blip_caption']}]"
             nid = note_id(turn["dia_id"])
             notes.append(Note(
-                id=nid, type=NoteType.EPISODE, title=text[:80].rstrip(),
+                id=nid, type=NoteType.EPISODE, title=text,
                 body=f"{text}\n(session {n}, {when.day} {when:%B %Y})",
                 valid_from=when.date().isoformat(), recorded_at=when.isoformat(),
                 links=(Link(Relation.RELATES, previous),) if links and previous else ()))

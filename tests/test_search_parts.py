@@ -9,8 +9,9 @@ import pytest
 from loremap.codemap.index import CHUNK_LINES, sections
 from loremap.model import Note, NoteType
 from loremap.model.code import Definition
-from loremap.model.search import Neighbor
+from loremap.model.search import Filters, Neighbor
 from loremap.search import entities, ppr
+from loremap.search.config import DEFAULT_WEIGHTS
 from loremap.search.engine import Engine, Request
 from loremap.search.fuse import mmr, rrf
 from loremap.store.sqlite import SqliteStore
@@ -196,4 +197,23 @@ def test_sections_follow_the_files_through_edits_and_deletions(tmp_path):
     index_code(store, root, SkipRules(), None, history_commits=0)
     assert state() == [("a.py", 1)]
     assert store.section_search('"three"', 5) == []
+    store.close()
+
+
+def test_an_edited_file_keeps_its_commit_subjects_until_history_is_read_again(tmp_path):
+    from loremap.codemap.discover import SkipRules
+    from loremap.codemap.index import index_code
+
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "a.py").write_text('"""Alpha."""\n', encoding="utf-8")
+    store = SqliteStore(tmp_path / "index.sqlite", Analyzer())
+    index_code(store, root, SkipRules(), None, history_commits=0)
+    with store.write():
+        store.set_subjects({"a.py": ("Fix the alpha rounding",)})
+    (root / "a.py").write_text('"""Alpha, edited."""\n', encoding="utf-8")
+    index_code(store, root, SkipRules(), None, history_commits=0)
+    body = store.nodes(["a.py"])["a.py"].body
+    assert body == "Alpha, edited.\n\nFix the alpha rounding"
+    assert [p for p, _ in store.text_search('"round"', 5, Filters(), DEFAULT_WEIGHTS)] == ["a.py"]
     store.close()

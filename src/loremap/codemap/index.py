@@ -33,7 +33,7 @@ _HEAD_META = "code.head"
 GRAPH_VERSION = "2"
 _GRAPH_META = "code.graph_version"
 # Bump when what parsing extracts changes (queries, docstring rules): every file is parsed again.
-PARSE_VERSION = "3"
+PARSE_VERSION = "4"
 _PARSE_META = "code.parse_version"
 
 Progress = Callable[[int, int], None]

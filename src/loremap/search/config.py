@@ -20,6 +20,7 @@ class SearchConfig(NamedTuple):
     ppr: float = 1.0
     vectors: float = 1.0
     sections: float = 1.0  # code files by their best-matching section
+    notes: float = 1.0  # notes ranked alone, when code competes with them
     rrf_k: int = 60  # Reciprocal Rank Fusion constant
     pool: int = 50  # candidates each list contributes
     max_terms: int = 64  # a long query keeps its terms of highest tf x IDF

@@ -5,7 +5,8 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
 1. analyse the query and the caller's `terms` alike (terms are the agent's own expansion); a
    long query keeps its `max_terms` highest-IDF terms, so a pasted issue costs what a short
    question costs;
-2. candidate lists: **bm25** (FTS5 with column weights), **entities** (paths, file names,
+2. candidate lists: **bm25** (FTS5 with column weights), **notes** (the bm25 ranking of notes
+   alone, when code competes with them), **entities** (paths, file names,
    dotted modules, code-looking names, note ids, titles and aliases written in the question),
    **sections** (code files ranked by their best-matching section: a run of definitions,
    so a long file's relevant function is not drowned by the rest of the file), **ppr**
@@ -270,6 +271,17 @@ class Engine:
         return self.store.text_search(self._match(q), self.config.pool, filters,
                                       self.config.weights)
 
+    def _notes(self, q: QueryTerms, filters: Filters, bm25: list[tuple[str, float]],
+               rows: dict[str, NodeRow]) -> list[str]:
+        """The bm25 ranking of notes alone, when code competes with them: a note is short and
+        written for this, and a long file holding the same words would push it down."""
+        if (self.config.notes <= 0 or (filters.kinds and "note" not in filters.kinds)
+                or all(row.kind == "note" for row in rows.values())):
+            return []
+        found = self.store.text_search(self._match(q), self.config.pool,
+                                       filters._replace(kinds=("note",)), self.config.weights)
+        return [i for i, _ in found]
+
     def _sections(self, q: QueryTerms, request: Request) -> list[tuple[str, int]]:
         """Code files by their best-matching section, with that section's first line."""
         if not q.terms or self.config.sections <= 0 or (request.kinds and
@@ -346,6 +358,7 @@ class Engine:
         text = " ".join([request.query, *request.terms])
         bm25 = self._bm25(q, filters)
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
+        notes = self._notes(q, filters, bm25, rows)
         found, symbols = self._entities(text, list(rows.values()))
         rows.update(self.store.nodes([h.id for h in found if h.id not in rows]))
         hits = [h for h in found if h.id in rows]
@@ -375,7 +388,7 @@ class Engine:
                                          [i for i in section_ids if i in passes])
         lines = dict(sections)
         lists = {"bm25": [i for i, _ in bm25], "entities": [h.id for h in hits],
-                 "ppr": walk, "vectors": vectors, "sections": section_ids}
+                 "ppr": walk, "vectors": vectors, "sections": section_ids, "notes": notes}
         # A question naming one or two things means them; a pasted issue naming twenty
         # (a traceback, a config listing every extension) names mostly context. The entity
         # list weighs in full up to `focus` entities and is spread over more beyond.
@@ -383,7 +396,7 @@ class Engine:
         weights = {"bm25": self.config.bm25,
                    "entities": self.config.entities * min(1.0, focus / max(1, len(hits))),
                    "ppr": self.config.ppr, "vectors": self.config.vectors,
-                   "sections": self.config.sections}
+                   "sections": self.config.sections, "notes": self.config.notes}
         fused = rrf(lists, weights, self.config.rrf_k)
         bm25_ids = set(lists["bm25"])
         for node_id, _ in fused:
@@ -398,7 +411,8 @@ class Engine:
         if self.config.mmr > 0:
             fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
-                          bm25[0][1] if bm25 else 0.0, {*lists["bm25"], *lists["sections"]})
+                          bm25[0][1] if bm25 else 0.0,
+                          {*lists["bm25"], *lists["sections"], *lists["notes"]})
 
     @staticmethod
     def _section_view(bm25: list[str], rows: dict[str, NodeRow], files: list[str]

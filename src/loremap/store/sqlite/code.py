@@ -28,6 +28,11 @@ class FileRow(NamedTuple):
     rank: float
 
 
+def _file_body(docstring: str, subjects: Sequence[str]) -> str:
+    """A file node's body: its docstring, then (a paragraph apart) its last commit subjects."""
+    return "\n\n".join(part for part in (docstring.strip(), "\n".join(subjects)) if part)
+
+
 class CodeTables:
     """Mixin of `SqliteStore`: the code-map operations (inside `write()` for changes)."""
 
@@ -58,8 +63,12 @@ class CodeTables:
     def upsert_file(self, file: CodeFile) -> None:
         """Insert or replace one file: its row, definitions, references and search text."""
         c = self.conn
-        old = c.execute("SELECT rank FROM files WHERE path = ?", (file.path,)).fetchone()
+        old = c.execute("SELECT rank, subjects FROM files WHERE path = ?",
+                        (file.path,)).fetchone()
         rank = old[0] if old is not None else 0.0  # kept until the graph is ranked again
+        if old is not None and not file.subjects:
+            # Parsing knows nothing of history: the commit subjects stay until git's next read.
+            file = file._replace(subjects=tuple(json.loads(old[1])))
         self._forget_file(file.path, keep_edges=True)
         c.execute(
             "INSERT INTO files (path, module, language, size, mtime_ns, content_hash, docstring,"
@@ -84,7 +93,7 @@ class CodeTables:
     def _index_file_node(self, file: CodeFile, rank: float) -> None:
         c = self.conn
         path = file.path
-        body = "\n".join([file.docstring, *file.subjects]).strip()
+        body = _file_body(file.docstring, file.subjects)
         cur = c.execute("INSERT INTO nodes (id, kind, title, body, path, rank) "
                         "VALUES (?, 'file', ?, ?, ?, ?)", (path, path, body, path, rank))
         tokens = self.analyzer.tokens
@@ -107,7 +116,7 @@ class CodeTables:
             if json.loads(old) == new:
                 continue
             changed += 1
-            body = "\n".join([docstring, *new]).strip()
+            body = _file_body(docstring, new)
             c.execute("UPDATE files SET subjects = ? WHERE path = ?", (json.dumps(new), path))
             c.execute("UPDATE nodes SET body = ? WHERE rowid = ?", (body, rowid))
             c.execute("UPDATE fts SET body = ? WHERE rowid = ?",
