@@ -328,3 +328,24 @@ def test_a_recall_imports_nothing_heavy(shop, cli):
     loaded = {name.split(".")[0] for name in done.stdout.split()}
     heavy = {"yaml", "tree_sitter", "pathspec", "subprocess", "dataclasses", "numpy"}
     assert not loaded & heavy, loaded & heavy
+
+
+def test_a_note_is_not_buried_under_code_that_repeats_its_words(shop, cli):
+    for k in range(8):
+        lines = [f'"""Refunds issued, part {k}."""']
+        lines += [f"def refund_issued_{k}_{n}(order):\n    return order  # refund issued\n"
+                  for n in range(20)]
+        (shop / "src" / "shop" / f"refunds_{k}.py").write_text("\n".join(lines),
+                                                               encoding="utf-8")
+    assert cli("index").code == 0
+    assert cli("remember", "-t", "procedure", "--title", "How refunds are issued",
+               "-m", "The nightly job sends them in one batch.").code == 0
+    assert cli("remember", "-t", "gotcha", "--title", "Nightly batch timing",
+               "-m", "Refunds are issued after midnight UTC, not at checkout.").code == 0
+    found = search(cli, "how are refunds issued")["items"]
+    assert found[0]["id"] == "procedure-how-refunds-are-issued"
+    assert "its title says what the question asks" in found[0]["why"]
+    with_notes = ids(cli, "when are refunds issued")
+    without = ids(cli, "when are refunds issued", "--tuning", "notes=0")
+    note = "gotcha-nightly-batch-timing"
+    assert with_notes.index(note) < (without.index(note) if note in without else 99)

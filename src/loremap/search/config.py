@@ -34,8 +34,7 @@ class SearchConfig(NamedTuple):
     entity_focus: int = 1  # entities named before the entity list's weight is spread
     max_definers: int = 5  # a symbol defined in more files than this is not an entity
     mmr: float = 0.0  # MMR trade-off (relevance share); 0 turns MMR off
-    abstain: bool = True  # answer "nothing relevant" when the floor is not cleared
-    common: float = 0.5  # share of postings held by the project's ordinary words (the floor)
+    abstain: bool = True  # answer "nothing relevant" when no best match covers the question
     coverage: float = 0.3  # share of the question's IDF mass one of the best matches must hold
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
 

@@ -18,15 +18,11 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
    describes changed since) and pack the best into the token budget.
 
 Abstention: the answer is empty ("nothing relevant in memory") unless the question names an
-entity, or (a) the best text match scores at least what one of the project's ordinary words
-earns matched once in a node of average length (its IDF), and (b) one of the best text matches
-holds at least `coverage` of the question's IDF mass, a word the index has never seen weighing
-like the rarest word (short questions only: a pasted log holds names no index knows). The
-ordinary words are the project's own: sorted by document frequency, the most frequent terms
-that together hold `common` (half) of all postings; the smallest document frequency among them
-is the line (computed from the index, cached in `meta` until the node count moves by a tenth).
-A prompt made only of conversational replies ("yes", "continue") is not searched. See
-docs/search.md for the rates measured on answerable and unanswerable questions.
+entity, or one of the best text matches holds at least `coverage` of the question's IDF mass,
+each word weighing its IDF in this project's index and a word the index has never seen weighing
+like the rarest word (short questions only: a pasted log holds names no index knows). A prompt
+made only of conversational replies ("yes", "continue") is not searched. See docs/search.md for
+the rates measured on answerable and unanswerable questions.
 """
 
 from __future__ import annotations
@@ -44,7 +40,6 @@ from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, pack, render, snippet
 from loremap.text import Analyzer
 
-_HEAD_META = "search.ordinary_df"
 Stale = Callable[[NodeRow], list[str]]
 
 
@@ -52,8 +47,6 @@ class SearchStore(entities.NameIndex, Protocol):
     def node_count(self) -> int: ...
 
     def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
-
-    def vocabulary_head(self, share: float) -> int: ...
 
     def text_search(self, match: str, limit: int, filters: Filters,
                     weights: Sequence[float]) -> list[tuple[str, float]]: ...
@@ -114,16 +107,13 @@ class Candidates(NamedTuple):
     query: QueryTerms
     named: set[str]
     symbols: dict[str, list[SymbolRow]]
-    best: float  # the top BM25 score (0 without a text match)
-    text: set[str] = set()  # ids the text lists (bm25, sections) found
+    text: set[str] = set()  # ids the text lists (bm25, notes, sections) found
 
 
 class QueryTerms(NamedTuple):
     terms: tuple[str, ...]  # searched with (known to the index, at most max_terms)
-    specific: tuple[str, ...]  # known and rarer than the project's ordinary words
     dropped: int  # terms left out of a long query
     dfs: dict[str, int]  # document frequency of each term
-    floor: float  # the BM25 score the best match must reach (see the module docstring)
     chatter: bool = False  # the question is only a conversational reply ("yes", "continue")
     tf: dict[str, int] = {}  # how often each term occurs in the question and terms
     mass: dict[str, float] = {}  # IDF of each word of a short question (see `coverage`)
@@ -155,31 +145,8 @@ class Engine:
         self.config = config or SearchConfig()
         self.embedder = embedder
         self.stale = stale
-        self._floor: int | None = None
 
     # --- analysis ---------------------------------------------------------------------------
-
-    def ordinary_df(self, count: int) -> int:
-        """The document frequency from which a term is one of the project's ordinary words."""
-        if self._floor is not None:
-            return self._floor
-        cached = self.store.meta(_HEAD_META)
-        if cached:
-            at, _, value = cached.partition(":")
-            if at.isdigit() and value.isdigit() and abs(int(at) - count) <= count / 10:
-                self._floor = int(value)
-                return self._floor
-        self._floor = max(2, self.store.vocabulary_head(self.config.common))
-        writer = getattr(self.store, "write", None)
-        setter = getattr(self.store, "set_meta", None)
-        if writer is not None and setter is not None:
-            import contextlib
-
-            from loremap.errors import IndexLocked
-
-            with contextlib.suppress(IndexLocked), writer():
-                setter(_HEAD_META, f"{count}:{self._floor}")
-        return self._floor
 
     def analyse(self, request: Request) -> QueryTerms:
         tokens = self.analyzer.tokens(" ".join([request.query, *request.terms]))
@@ -188,9 +155,9 @@ class Engine:
             tf[token] = tf.get(token, 0) + 1
         words = list(tf)
         if not words:
-            return QueryTerms((), (), 0, {}, 0.0)
+            return QueryTerms((), 0, {})
         if all(w in CHATTER for w in words):
-            return QueryTerms((), (), 0, {}, 0.0, chatter=True)
+            return QueryTerms((), 0, {}, chatter=True)
         count = self.store.node_count()
         # Counted up to just past the budget: a term beyond it is dropped whatever its count.
         dfs = self.store.doc_freqs(words, self.config.max_postings + 1)
@@ -224,13 +191,7 @@ class Engine:
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
         mass = (self._mass([*question, *extra], dfs, count)
                 if len(question) <= self.config.max_terms else {})
-        ordinary = self.ordinary_df(count) if count else 0
-        specific = tuple(t for t in known if dfs[t] < ordinary or count < 20)
-        # One ordinary word matched once in a node of average length scores its IDF
-        # (tf = 1, dl = avgdl); the best match must do at least that well.
-        floor = math.log(1 + (count - ordinary + 0.5) / (ordinary + 0.5)) if count >= 20 else 0.0
-        return QueryTerms(tuple(known), specific, dropped, dfs, max(floor, 0.0), tf=tf,
-                          mass=mass)
+        return QueryTerms(tuple(known), dropped, dfs, tf=tf, mass=mass)
 
     @staticmethod
     def _mass(words: Sequence[str], dfs: dict[str, int], count: int) -> dict[str, float]:
@@ -310,7 +271,7 @@ class Engine:
             return [], {}
         store = self.store
         found = [*entities.paths(store, text), *entities.note_ids(store, text),
-                 *entities.titles(bm25_nodes, text)]
+                 *entities.titles(bm25_nodes, text, self.analyzer.terms)]
         symbol_hits = entities.symbols(store, text, self.config.max_definers)
         matched: dict[str, list[SymbolRow]] = {}
         for hit in symbol_hits:
@@ -411,7 +372,6 @@ class Engine:
         if self.config.mmr > 0:
             fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
-                          bm25[0][1] if bm25 else 0.0,
                           {*lists["bm25"], *lists["sections"], *lists["notes"]})
 
     @staticmethod
@@ -518,8 +478,6 @@ class Engine:
         if not c.fused:
             return done(None, "no indexed item matches the question")
         if self.config.abstain and not c.named:
-            if c.best < q.floor:
-                return done(None, "the best match is weaker than the relevance floor")
             text_hits = ([i for i, _ in c.fused if i in c.text]
                          or [i for i, _ in c.fused])[: self.config.seeds]
             if self.coverage(q, text_hits) < self.config.coverage:

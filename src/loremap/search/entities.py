@@ -10,7 +10,7 @@ dilutes them among the other words. Symbols count only when they look like code 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import NamedTuple, Protocol
 
 from loremap.model.note import ID_PATTERN
@@ -122,20 +122,27 @@ def normalise(text: str) -> str:
     return " " + _SPACES.sub(" ", text.lower()).strip() + " "
 
 
-def titles(candidates: Sequence[NodeRow], text: str) -> list[EntityHit]:
-    """Notes among `candidates` whose title or an alias is written out in the question."""
+def titles(candidates: Sequence[NodeRow], text: str,
+           analyse: Callable[[str], Collection[str]] | None = None) -> list[EntityHit]:
+    """Notes among `candidates` whose title or an alias is written out in the question, or
+    (with `analyse`) whose title's words, two or more, are all among the question's words in
+    any order ("how are refunds issued" and the note "How refunds are issued")."""
     query = normalise(text)
+    words = set(analyse(text)) if analyse is not None else set()
     hits = []
     for node in candidates:
         if node.kind != "note":
             continue
         for name in (node.title, *node.aliases):
+            label = "title" if name == node.title else "alias"
             phrase = normalise(name)
-            if len(phrase.split()) >= 2 or len(phrase) >= 8:
-                if phrase in query:
-                    label = "title" if name == node.title else "alias"
-                    hits.append(EntityHit(node.id, 2.0, f"its {label} is in the question"))
-                    break
+            if (len(phrase.split()) >= 2 or len(phrase) >= 8) and phrase in query:
+                hits.append(EntityHit(node.id, 2.0, f"its {label} is in the question"))
+                break
+            own = set(analyse(name)) if analyse is not None else set()
+            if len(own) >= 2 and own <= words:
+                hits.append(EntityHit(node.id, 1.5, f"its {label} says what the question asks"))
+                break
     return hits
 
 

@@ -99,7 +99,7 @@ def _m2_code_map(conn: sqlite3.Connection) -> None:
 
 
 def _m3_search(conn: sqlite3.Connection) -> None:
-    """Hybrid search: code files' whole text in FTS, its vocabulary, sections of code files,
+    """Hybrid search: code files' whole text in FTS, sections of code files,
     note aliases and recorded file hashes (for entities and staleness), file names, embeddings.
 
     FTS5 cannot add a column, so the text index is made again; every derived row is cleared
@@ -110,7 +110,6 @@ def _m3_search(conn: sqlite3.Connection) -> None:
         f"CREATE VIRTUAL TABLE fts USING fts5({', '.join(FTS_COLUMNS)}, "
         f'tokenize="{FTS_TOKENIZER}")'
     )
-    conn.execute("CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row')")
     # Sections of code files (a run of definitions, a dozen lines or more): a long file's
     # relevant function would drown in the file's other text, so sections are ranked too.
     conn.execute("CREATE TABLE sections (rowid INTEGER PRIMARY KEY, file TEXT NOT NULL, "
@@ -173,6 +172,6 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 def drop_all(conn: sqlite3.Connection) -> None:
     """Drop every table of ours (inside the caller's transaction)."""
-    for name in ("fts_vocab", "fts", "chunks", "sections", "edges", "nodes", "meta", "files",
+    for name in ("fts", "chunks", "sections", "edges", "nodes", "meta", "files",
                  "symbols", "refs", "vectors", "counters", "migrations"):
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')

@@ -1,4 +1,4 @@
-"""What the search engine reads from the SQLite index: ranked text matches, term statistics,
+"""What the search engine reads from the SQLite index: ranked text matches, document counts,
 nodes by id under the search filters, graph neighbours, names (paths, symbols, ids) and
 embedding vectors.
 
@@ -81,18 +81,6 @@ class SearchTables:
                 ('"' + term.replace('"', '""') + '"', cap)).fetchone()
             out[term] = int(row[0])
         return out
-
-    def vocabulary_head(self, share: float) -> int:
-        """The document frequency above which the most frequent terms hold `share` of all
-        (term, node) postings: the project's own line between ordinary and specific words."""
-        rows = self.conn.execute("SELECT doc FROM fts_vocab ORDER BY doc DESC").fetchall()
-        total = sum(r[0] for r in rows)
-        running = 0
-        for (doc,) in rows:
-            running += doc
-            if running >= share * total:
-                return int(doc)
-        return 0
 
     def text_search(self, match: str, limit: int, filters: Filters,
                     weights: Sequence[float]) -> list[tuple[str, float]]:
