@@ -3,8 +3,9 @@
 One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
 
 1. analyse the query and the caller's `terms` alike (terms are the agent's own expansion); a
-   long query keeps its `max_terms` highest-IDF terms, so a pasted issue costs what a short
-   question costs;
+   long query keeps its `max_terms` terms of highest tf x IDF, then terms are kept rarest first
+   while their postings fit `max_postings`, so neither a pasted issue nor a large index makes
+   a question cost more than a bounded amount;
 2. candidate lists: **bm25** (FTS5 with column weights), **notes** (the bm25 ranking of notes
    alone, when code competes with them), **entities** (paths, file names,
    dotted modules, code-looking names, note ids, titles and aliases written in the question),
@@ -58,15 +59,13 @@ class SearchStore(entities.NameIndex, Protocol):
 
     def node_terms(self, node_id: str) -> set[str]: ...
 
-    def neighbors(self, node_id: str) -> list[Neighbor]: ...
+    def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]: ...
 
     def degree(self, node_id: str) -> int: ...
 
     def degree_over(self, node_id: str, limit: int) -> bool: ...
 
     def symbols_of(self, path: str) -> list[tuple[str, str, int]]: ...
-
-    def meta(self, key: str) -> str | None: ...
 
 
 class Request(NamedTuple):
@@ -119,6 +118,11 @@ class QueryTerms(NamedTuple):
     mass: dict[str, float] = {}  # IDF of each word of a short question (see `coverage`)
 
 
+# Questions of up to this many distinct words get exact document counts at once; longer texts
+# are counted up to `_FIRST_CAP` first (a pasted issue holds a hundred words, most common).
+_EXACT_WORDS = 16
+_FIRST_CAP = 256
+
 # Replies that carry no question (as analyzer tokens): a prompt made only of these is not
 # searched. Applied to queries only; the index keeps every word.
 CHATTER = frozenset(
@@ -160,7 +164,11 @@ class Engine:
             return QueryTerms((), 0, {}, chatter=True)
         count = self.store.node_count()
         # Counted up to just past the budget: a term beyond it is dropped whatever its count.
-        dfs = self.store.doc_freqs(words, self.config.max_postings + 1)
+        # A long text's hundred words are first counted up to a small cap; only the common ones
+        # the budget may still take are counted further (below).
+        full = self.config.max_postings + 1
+        cap = full if len(words) <= _EXACT_WORDS else _FIRST_CAP
+        dfs = self.store.doc_freqs(words, cap)
         known = [t for t in words if dfs[t] > 0]
         dropped = 0
         if len(known) > self.config.max_terms:
@@ -179,15 +187,19 @@ class Engine:
         postings = 0
         bounded: list[str] = []
         for term in sorted(known, key=lambda t: dfs[t]):
+            if dfs[term] >= cap < full:
+                dfs[term] = self.store.doc_freqs([term], full)[term]
             postings += dfs[term] * min(tf[term], self.config.query_tf)  # repeats cost again
-            if bounded and postings > self.config.max_postings:
-                break
+            if postings > self.config.max_postings and (bounded or dfs[term] >= full):
+                break  # (a term in more nodes than the budget tells nothing apart)
             bounded.append(term)
         if len(bounded) < len(known):
             dropped += len(known) - len(bounded)
-            known = [t for t in known if t in set(bounded)]
+            kept = set(bounded)
+            known = [t for t in known if t in kept]
         question = self.analyzer.terms(request.query)
-        extra = [t for t in words if t not in set(question) and dfs[t] > 0]
+        asked = set(question)
+        extra = [t for t in words if t not in asked and dfs[t] > 0]
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
         mass = (self._mass([*question, *extra], dfs, count)
                 if len(question) <= self.config.max_terms else {})
@@ -256,7 +268,8 @@ class Engine:
             if kept and postings > self.config.max_postings // 2:
                 break
             kept.append(term)
-        narrowed = q._replace(terms=tuple(t for t in q.terms if t in set(kept)))
+        chosen = set(kept)
+        narrowed = q._replace(terms=tuple(t for t in q.terms if t in chosen))
         best: dict[str, int] = {}
         for path, line, _ in self.store.section_search(self._match(narrowed),
                                                        self.config.pool * 4):
@@ -289,11 +302,11 @@ class Engine:
                 cache[node] = self.store.neighbors(node)
             return cache[node]
 
-        # A node holding less residual than a fraction of the floor cannot lift a neighbour
-        # over it: pushing it would be work for nothing.
         code = self.config.code_edges
         origins = {o: w * (code if o in ("import", "reference", "cochange") else 1.0)
                    for o, w in ppr.ORIGIN_WEIGHTS.items()}
+        # A node holding less residual than a fraction of `ppr_floor` cannot lift a neighbour
+        # over it: pushing it would be work for nothing.
         scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes,
                                         self.config.ppr_floor / 40, self.store.degree_over,
                                         origins)
@@ -476,7 +489,9 @@ class Engine:
         if q.chatter:
             return done(None, "a conversational reply, not a question")
         if not c.fused:
-            return done(None, "no indexed item matches the question")
+            return done(None, "no indexed item matches the question" if not q.dropped else
+                        "the question's words are in too many places to tell anything apart;"
+                        " name a file, a symbol or a note")
         if self.config.abstain and not c.named:
             text_hits = ([i for i, _ in c.fused if i in c.text]
                          or [i for i, _ in c.fused])[: self.config.seeds]

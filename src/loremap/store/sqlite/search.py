@@ -141,12 +141,13 @@ class SearchTables:
             "JOIN nodes n ON n.rowid = f.rowid WHERE n.id = ?", (node_id,)).fetchone()
         return set(" ".join(row).split()) if row else set()
 
-    def neighbors(self, node_id: str) -> list[Neighbor]:
-        """Every edge touching `node_id`, seen from it."""
+    def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]:
+        """The edges touching `node_id`, seen from it: the `limit` heaviest when there are more
+        (a hub's thousands would cost more than the rest of a search)."""
         rows = self.conn.execute(
-            "SELECT dst, rel, origin, weight, 1 FROM edges WHERE src = ? "
-            "UNION ALL SELECT src, rel, origin, weight, 0 FROM edges WHERE dst = ?",
-            (node_id, node_id))
+            "SELECT * FROM (SELECT dst, rel, origin, weight, 1 FROM edges WHERE src = ? "
+            "UNION ALL SELECT src, rel, origin, weight, 0 FROM edges WHERE dst = ?) "
+            "ORDER BY 4 DESC, 1 LIMIT ?", (node_id, node_id, limit))
         return [Neighbor(r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows]
 
     def degree(self, node_id: str) -> int:
