@@ -217,3 +217,11 @@ def test_an_edited_file_keeps_its_commit_subjects_until_history_is_read_again(tm
     assert body == "Alpha, edited.\n\nFix the alpha rounding"
     assert [p for p, _ in store.text_search('"round"', 5, Filters(), DEFAULT_WEIGHTS)] == ["a.py"]
     store.close()
+
+
+def test_a_question_made_only_of_words_in_too_many_nodes_is_not_text_searched(store):
+    engine = Engine(store, Analyzer(), None)
+    engine.config = engine.config._replace(max_postings=5)
+    assert engine.analyse(Request("ledger")).terms == ()
+    found = engine.recall(Request("ledger"))
+    assert found.abstained and "too many places" in found.reason
