@@ -225,3 +225,12 @@ def test_a_question_made_only_of_words_in_too_many_nodes_is_not_text_searched(st
     assert engine.analyse(Request("ledger")).terms == ()
     found = engine.recall(Request("ledger"))
     assert found.abstained and "too many places" in found.reason
+
+
+def test_a_question_of_common_words_searches_the_nodes_holding_them_all(store):
+    engine = Engine(store, Analyzer(), None)
+    engine.config = engine.config._replace(max_postings=5)
+    q = engine.analyse(Request("ledger row"))
+    assert q.conjunctive and set(q.terms) == {"ledger", "row"}
+    assert engine._match(q) in ('"ledger" AND "row"', '"row" AND "ledger"')
+    assert engine.rank(Request("ledger row"), render_items=False)

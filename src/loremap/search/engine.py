@@ -116,12 +116,14 @@ class QueryTerms(NamedTuple):
     chatter: bool = False  # the question is only a conversational reply ("yes", "continue")
     tf: dict[str, int] = {}  # how often each term occurs in the question and terms
     mass: dict[str, float] = {}  # IDF of each word of a short question (see `coverage`)
+    conjunctive: bool = False  # every word too common alone: nodes holding all of them
 
 
 # Questions of up to this many distinct words get exact document counts at once; longer texts
 # are counted up to `_FIRST_CAP` first (a pasted issue holds a hundred words, most common).
 _EXACT_WORDS = 16
 _FIRST_CAP = 256
+_ALL_OF = 4  # words an all-common question is searched with, all at once
 
 # Replies that carry no question (as analyzer tokens): a prompt made only of these is not
 # searched. Applied to queries only; the index keeps every word.
@@ -193,6 +195,16 @@ class Engine:
             if postings > self.config.max_postings and (bounded or dfs[term] >= full):
                 break  # (a term in more nodes than the budget tells nothing apart)
             bounded.append(term)
+        conjunctive = False
+        if not bounded and len(known) >= 2:
+            # Every word is in too many nodes to search alone; together they may pin a few
+            # down. FTS5 walks an AND by skipping through the lists, so the rarest words are
+            # searched all at once instead.
+            for term in known:
+                if dfs[term] >= cap < full:
+                    dfs[term] = self.store.doc_freqs([term], full)[term]
+            bounded = sorted(known, key=lambda t: dfs[t])[:_ALL_OF]
+            conjunctive = True
         if len(bounded) < len(known):
             dropped += len(known) - len(bounded)
             kept = set(bounded)
@@ -203,7 +215,8 @@ class Engine:
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
         mass = (self._mass([*question, *extra], dfs, count)
                 if len(question) <= self.config.max_terms else {})
-        return QueryTerms(tuple(known), dropped, dfs, tf=tf, mass=mass)
+        return QueryTerms(tuple(known), dropped, dfs, tf=tf, mass=mass,
+                          conjunctive=conjunctive)
 
     @staticmethod
     def _mass(words: Sequence[str], dfs: dict[str, int], count: int) -> dict[str, float]:
@@ -234,6 +247,8 @@ class Engine:
     def _match(self, q: QueryTerms) -> str:
         """The FTS5 expression of the kept terms, each quoted; a term the question repeats is
         repeated (up to `query_tf` times), which FTS5's BM25 counts as that many terms."""
+        if q.conjunctive:
+            return " AND ".join('"' + t.replace('"', '""') + '"' for t in q.terms)
         return " OR ".join(" OR ".join(['"' + t.replace('"', '""') + '"']
                                        * max(1, min(q.tf.get(t, 1), self.config.query_tf)))
                            for t in q.terms)
@@ -260,6 +275,8 @@ class Engine:
         if not q.terms or self.config.sections <= 0 or (request.kinds and
                                                          "file" not in request.kinds):
             return []
+        if q.conjunctive:
+            return self._best_sections(q)
         # A term is in more sections than files: the section search gets half the budget.
         kept: list[str] = []
         postings = 0
@@ -269,10 +286,11 @@ class Engine:
                 break
             kept.append(term)
         chosen = set(kept)
-        narrowed = q._replace(terms=tuple(t for t in q.terms if t in chosen))
+        return self._best_sections(q._replace(terms=tuple(t for t in q.terms if t in chosen)))
+
+    def _best_sections(self, q: QueryTerms) -> list[tuple[str, int]]:
         best: dict[str, int] = {}
-        for path, line, _ in self.store.section_search(self._match(narrowed),
-                                                       self.config.pool * 4):
+        for path, line, _ in self.store.section_search(self._match(q), self.config.pool * 4):
             best.setdefault(path, line)
             if len(best) >= self.config.pool:
                 break
