@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow
@@ -57,7 +57,7 @@ class SearchStore(entities.NameIndex, Protocol):
     def nodes(self, ids: Sequence[str], filters: Filters | None = None
               ) -> dict[str, NodeRow]: ...
 
-    def node_terms(self, node_id: str) -> set[str]: ...
+    def held_terms(self, node_id: str, terms: Iterable[str]) -> set[str]: ...
 
     def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]: ...
 
@@ -124,6 +124,7 @@ class QueryTerms(NamedTuple):
 _EXACT_WORDS = 16
 _FIRST_CAP = 256
 _ALL_OF = 4  # words an all-common question is searched with, all at once
+_POOLED_NOTES = 10  # notes in the bm25 pool that spare the notes list its own search
 
 # Replies that carry no question (as analyzer tokens): a prompt made only of these is not
 # searched. Applied to queries only; the index keeps every word.
@@ -234,7 +235,7 @@ class Engine:
             return 1.0
         best = 0.0
         for node_id in node_ids:
-            held = self.store.node_terms(node_id)
+            held = self.store.held_terms(node_id, q.mass)
             best = max(best, sum(w for t, w in q.mass.items() if t in held) / total)
         return best
 
@@ -266,6 +267,9 @@ class Engine:
         if (self.config.notes <= 0 or (filters.kinds and "note" not in filters.kinds)
                 or all(row.kind == "note" for row in rows.values())):
             return []
+        pooled = [i for i, _ in bm25 if i in rows and rows[i].kind == "note"]
+        if len(pooled) >= _POOLED_NOTES or len(bm25) < self.config.pool:
+            return pooled  # the pool already holds the best notes, in their order
         found = self.store.text_search(self._match(q), self.config.pool,
                                        filters._replace(kinds=("note",)), self.config.weights)
         return [i for i, _ in found]
@@ -466,8 +470,8 @@ class Engine:
               q: QueryTerms, symbols: dict[str, list[SymbolRow]], full: bool) -> Item:
         reasons = list(dict.fromkeys(reasons))
         if full and q.terms:
-            held = self.store.node_terms(node_id)
-            matched = sorted((t for t in q.terms if t in held), key=lambda t: q.dfs.get(t, 0))
+            held = self.store.held_terms(node_id, q.terms)
+            matched = sorted(held, key=lambda t: (q.dfs.get(t, 0), t))
             if matched:
                 reasons.insert(0, "matches " + ", ".join(matched[:4]))
         details: tuple[str, ...] = ()

@@ -134,12 +134,16 @@ class SearchTables:
                 out[row[0]] = _node(row)
         return out
 
-    def node_terms(self, node_id: str) -> set[str]:
-        """The indexed tokens of one node (every column)."""
+    def held_terms(self, node_id: str, terms: Iterable[str]) -> set[str]:
+        """Which of `terms` (analyzer tokens) the node's indexed text holds."""
         row = self.conn.execute(
-            "SELECT f.title, f.body, f.tags, f.symbols, f.path, f.content FROM fts f "
-            "JOIN nodes n ON n.rowid = f.rowid WHERE n.id = ?", (node_id,)).fetchone()
-        return set(" ".join(row).split()) if row else set()
+            "SELECT ' ' || f.title || ' ' || f.body || ' ' || f.tags || ' ' || f.symbols || ' ' "
+            "|| f.path || ' ' || f.content || ' ' FROM fts f JOIN nodes n ON n.rowid = f.rowid "
+            "WHERE n.id = ?", (node_id,)).fetchone()
+        if row is None:
+            return set()
+        text = row[0]
+        return {t for t in terms if f" {t} " in text}
 
     def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]:
         """The edges touching `node_id`, seen from it: the `limit` heaviest when there are more
