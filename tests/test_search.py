@@ -349,3 +349,13 @@ def test_a_note_is_not_buried_under_code_that_repeats_its_words(shop, cli):
     without = ids(cli, "when are refunds issued", "--tuning", "notes=0")
     note = "gotcha-nightly-batch-timing"
     assert with_notes.index(note) < (without.index(note) if note in without else 99)
+
+
+def test_index_renders_the_notes_even_right_after_the_index_was_dropped(shop, cli):
+    index = shop / ".loremap" / "index.sqlite"
+    for path in shop.joinpath(".loremap").glob("index.sqlite*"):
+        path.unlink()
+    assert not index.exists()
+    assert cli("index").code == 0
+    text = (shop / ".loremap" / "map.md").read_text(encoding="utf-8")
+    assert "Notes: 1 bug, 1 decision, 1 gotcha." in text

@@ -115,6 +115,9 @@ class App:
 
         if self.root is None or self.loremap_dir is None:
             raise NotFound("no loremap project here: run `loremap init` in the repository")
+        # The pages list the notes: bring them in first (after an index rebuild they would be
+        # missing until the next reading command).
+        self.notices += self.memory.reconcile().warnings
         s = self.settings
         rules = SkipRules(max_bytes=s.get_int("codemap.max_file_bytes"),
                           exclude=SkipRules().exclude + s.get_list("codemap.exclude"))
