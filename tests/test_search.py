@@ -359,3 +359,14 @@ def test_index_renders_the_notes_even_right_after_the_index_was_dropped(shop, cl
     assert cli("index").code == 0
     text = (shop / ".loremap" / "map.md").read_text(encoding="utf-8")
     assert "Notes: 1 bug, 1 decision, 1 gotcha." in text
+
+
+def test_file_prefixes_keep_dot_folders(shop, cli):
+    (shop / ".github").mkdir()
+    (shop / ".github" / "release.py").write_text('"""Release the shop."""\n', encoding="utf-8")
+    git(shop, "add", "-A")
+    git(shop, "commit", "-qm", "Release script")
+    assert cli("index").code == 0
+    under = ids(cli, "release the shop", "--file", ".github/")
+    assert under[0] == ".github/release.py" and all(i.startswith(".github/") for i in under)
+    assert ".github/release.py" in ids(cli, "release the shop", "--file", ".")

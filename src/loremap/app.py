@@ -32,6 +32,7 @@ from loremap.vault.project import INDEX_FILE, scaffold
 if TYPE_CHECKING:
     from loremap.codemap.index import IndexReport
     from loremap.search import Engine, SearchConfig
+    from loremap.search.embed import Embedder
 
 _ANALYZER_META = "analyzer.languages"
 _MAP_META = "map.notes_digest"
@@ -138,31 +139,32 @@ class App:
         """The search engine on this index, tuned by `search.tuning` unless `config` is given;
         bring the index up to date first with `prepare_search`."""
         from loremap.search import Engine, SearchConfig
-        from loremap.search.embed import make_embedder
 
         if config is None:
             config = SearchConfig.parse(self.settings.get_str("search.tuning"))
-        embedder = make_embedder(self.settings.get_str("search.embedder"), self.memory.analyzer)
         stale = None
         if self.root is not None:
             from loremap.memory.stale import staleness
 
             stale = staleness(self.root)
-        return Engine(self.store, self.memory.analyzer, config, embedder, stale)
+        return Engine(self.store, self.memory.analyzer, config, self._embedder(), stale)
+
+    def _embedder(self) -> Embedder | None:
+        from loremap.search.embed import make_embedder
+
+        return make_embedder(self.settings.get_str("search.embedder"), self.memory.analyzer)
 
     def prepare_search(self) -> list[str]:
         """Reconcile the notes with the index (and embed what has no vector yet, when an
         embedder is configured); returns the warnings to show."""
         outcome = self.memory.reconcile()
         warnings = [*self.notices, *outcome.warnings]
-        name = self.settings.get_str("search.embedder")
-        if name:
-            from loremap.search.embed import embed_pending, make_embedder
+        embedder = self._embedder()
+        if embedder is not None and self.store.missing_vectors(embedder.name, 1):
+            from loremap.search.embed import embed_pending
 
-            embedder = make_embedder(name, self.memory.analyzer)
-            if embedder is not None and self.store.missing_vectors(embedder.name, 1):
-                with self.store.write():
-                    embed_pending(self.store, embedder)
+            with self.store.write():
+                embed_pending(self.store, embedder)
         if self.root is not None and not self.store.source_file_count() and \
                 self.store.meta("code.head") is None:
             warnings.append("the code map is empty: run `loremap index` to search the code too")

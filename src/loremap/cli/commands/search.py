@@ -18,7 +18,15 @@ def request_scope(args: argparse.Namespace) -> dict[str, object]:
     """The filters shared by `search` and `eval`, validated."""
     return {"kinds": tuple(args.kinds), "types": tuple(NoteType.parse(t).value for t in args.types),
             "statuses": tuple(Status.parse(s).value for s in args.statuses),
-            "paths": tuple(p.strip().removeprefix("./").removeprefix(".") for p in args.paths)}
+            "paths": tuple(_prefix(p) for p in args.paths)}
+
+
+def _prefix(path: str) -> str:
+    """A --file path as a repository path prefix: `./src` is `src`, `.` is everything."""
+    path = path.strip()
+    while path.startswith("./"):
+        path = path[2:]
+    return "" if path == "." else path
 
 
 def run(args: argparse.Namespace) -> int:
