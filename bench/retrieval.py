@@ -54,6 +54,7 @@ from loremap.model import Note
 from loremap.model.note import Link, NoteType, Relation
 from loremap.search.metrics import all_at, ndcg_at, paired_difference, recall_at, reciprocal_rank
 from loremap.store.sqlite import SqliteStore
+from loremap.store.sqlite.search import quote_fts
 from loremap.text import Analyzer, estimate_tokens
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -142,7 +143,7 @@ def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: a
         from loremap.model.search import Filters
         from loremap.search.config import DEFAULT_WEIGHTS
 
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in analyzer.terms(query))
+        match = " OR ".join(quote_fts(t) for t in analyzer.terms(query))
         if not match:
             return []
         hits = store.text_search(match, LIMIT, Filters(kinds=kinds), DEFAULT_WEIGHTS)

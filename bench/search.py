@@ -54,6 +54,7 @@ from loremap.memory.paths import git_blob_hash
 from loremap.model import Link, Note, NoteType, Relation, Source, Status
 from loremap.model.search import Filters
 from loremap.search import Engine, Request
+from loremap.store.sqlite.search import quote_fts
 from loremap.vault.frontmatter import render_note
 from loremap.vault.ids import new_id
 from vault import percentile, time_process
@@ -350,7 +351,7 @@ class Timed(NamedTuple):
 def bm25_match(engine: Engine, query: str) -> str | None:
     """The FTS5 expression `Engine._bm25` would run for `query` (None: it runs none)."""
     terms = engine.analyse(Request(query)).terms
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) if terms else None
+    return " OR ".join(quote_fts(t) for t in terms) if terms else None
 
 
 def one_pass(engine: Engine, queries: list[tuple[str, str]], matches: list[str | None]

@@ -39,6 +39,7 @@ from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, pack, render, snippet
+from loremap.store.sqlite.search import quote_fts
 from loremap.text import Analyzer
 
 Stale = Callable[[NodeRow], list[str]]
@@ -143,6 +144,11 @@ def statuses_for(request: Request) -> tuple[str, ...]:
     return ("active",)
 
 
+def idf(df: int, count: int) -> float:
+    """BM25's inverse document frequency of a term held by `df` of `count` nodes."""
+    return math.log(1 + (count - df + 0.5) / (df + 0.5))
+
+
 class Engine:
     def __init__(self, store: SearchStore, analyzer: Analyzer,
                  config: SearchConfig | None = None, embedder: Embedder | None = None,
@@ -177,8 +183,7 @@ class Engine:
         if len(known) > self.config.max_terms:
             # The terms a long text repeats and the index rarely holds say most about it.
             def weight(term: str) -> float:
-                idf = math.log(1 + (count - dfs[term] + 0.5) / (dfs[term] + 0.5))
-                return min(tf[term], self.config.query_tf) * idf
+                return min(tf[term], self.config.query_tf) * idf(dfs[term], count)
 
             keep = set(sorted(known, key=weight, reverse=True)[: self.config.max_terms])
             dropped = len(known) - len(keep)
@@ -187,15 +192,7 @@ class Engine:
         # make it score most of the index. Rarest first, terms are kept while their postings
         # (times their repeats in the match) fit `max_postings`; what is dropped is the
         # commonest (lowest-IDF) words.
-        postings = 0
-        bounded: list[str] = []
-        for term in sorted(known, key=lambda t: dfs[t]):
-            if dfs[term] >= cap < full:
-                dfs[term] = self.store.doc_freqs([term], full)[term]
-            postings += dfs[term] * min(tf[term], self.config.query_tf)  # repeats cost again
-            if postings > self.config.max_postings and (bounded or dfs[term] >= full):
-                break  # (a term in more nodes than the budget tells nothing apart)
-            bounded.append(term)
+        bounded = self._affordable(known, dfs, tf, self.config.max_postings, cap, full)
         conjunctive = False
         if not bounded and len(known) >= 2:
             # Every word is in too many nodes to search alone; together they may pin a few
@@ -224,8 +221,24 @@ class Engine:
         """The IDF of each word of the question (and of the caller's extra terms the index
         knows: an expansion that misses says nothing against the question); a word the index
         has never seen weighs like the rarest word (one node)."""
-        return {word: math.log(1 + (count - max(dfs.get(word, 0), 1) + 0.5)
-                               / (max(dfs.get(word, 0), 1) + 0.5)) for word in words}
+        return {word: idf(max(dfs.get(word, 0), 1), count) for word in words}
+
+    def _affordable(self, terms: Sequence[str], dfs: dict[str, int], tf: dict[str, int],
+                    budget: int, cap: int, full: int) -> list[str]:
+        """Rarest first, the terms whose postings (times their repeats in the match, which
+        cost again) fit `budget`; a term held by `full` nodes or more tells nothing apart and
+        is never kept, even alone. A count stopped at `cap` (< `full`) is taken further when
+        the walk reaches it (and recorded in `dfs`)."""
+        postings = 0
+        kept: list[str] = []
+        for term in sorted(terms, key=lambda t: dfs[t]):
+            if dfs[term] >= cap < full:
+                dfs[term] = self.store.doc_freqs([term], full)[term]
+            postings += dfs[term] * min(tf.get(term, 1), self.config.query_tf)
+            if postings > budget and (kept or dfs[term] >= full):
+                break
+            kept.append(term)
+        return kept
 
     def coverage(self, q: QueryTerms, node_ids: Sequence[str]) -> float:
         """The largest share of the question's IDF mass one of `node_ids` holds (1 for a
@@ -249,8 +262,8 @@ class Engine:
         """The FTS5 expression of the kept terms, each quoted; a term the question repeats is
         repeated (up to `query_tf` times), which FTS5's BM25 counts as that many terms."""
         if q.conjunctive:
-            return " AND ".join('"' + t.replace('"', '""') + '"' for t in q.terms)
-        return " OR ".join(" OR ".join(['"' + t.replace('"', '""') + '"']
+            return " AND ".join(quote_fts(t) for t in q.terms)
+        return " OR ".join(" OR ".join([quote_fts(t)]
                                        * max(1, min(q.tf.get(t, 1), self.config.query_tf)))
                            for t in q.terms)
 
@@ -282,14 +295,9 @@ class Engine:
         if q.conjunctive:
             return self._best_sections(q)
         # A term is in more sections than files: the section search gets half the budget.
-        kept: list[str] = []
-        postings = 0
-        for term in sorted(q.terms, key=lambda t: q.dfs.get(t, 0)):
-            postings += q.dfs.get(term, 0) * min(q.tf.get(term, 1), self.config.query_tf)
-            if kept and postings > self.config.max_postings // 2:
-                break
-            kept.append(term)
-        chosen = set(kept)
+        full = self.config.max_postings + 1  # the kept terms' counts are exact below this
+        chosen = set(self._affordable(q.terms, q.dfs, q.tf, self.config.max_postings // 2,
+                                      full, full))
         return self._best_sections(q._replace(terms=tuple(t for t in q.terms if t in chosen)))
 
     def _best_sections(self, q: QueryTerms) -> list[tuple[str, int]]:
@@ -356,10 +364,9 @@ class Engine:
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
         notes = self._notes(q, filters, bm25, rows)
         found, symbols = self._entities(text, list(rows.values()))
-        rows.update(self.store.nodes([h.id for h in found if h.id not in rows]))
-        hits = [h for h in found if h.id in rows]
-        allowed = self.store.nodes([h.id for h in hits], filters)
-        hits = [h for h in hits if h.id in allowed]
+        allowed = self.store.nodes([h.id for h in found], filters)
+        rows.update(allowed)
+        hits = [h for h in found if h.id in allowed]
         why: dict[str, list[str]] = {}
         for hit in hits:
             why.setdefault(hit.id, []).append(hit.why)

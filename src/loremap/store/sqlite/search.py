@@ -33,6 +33,11 @@ def _node(row: Sequence[object]) -> NodeRow:
         _json_list(row[15]), float(row[16]))  # type: ignore[arg-type]
 
 
+def quote_fts(token: str) -> str:
+    """A token as an FTS5 string literal (quotes doubled), never as query syntax."""
+    return '"' + token.replace('"', '""') + '"'
+
+
 def where(filters: Filters, prefix: str = "n.") -> tuple[str, list[object]]:
     """` AND ...` restricting nodes (aliased `prefix`) to `filters`, with its parameters."""
     sql = ""
@@ -78,7 +83,7 @@ class SearchTables:
         for term in terms:
             row = self.conn.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
-                ('"' + term.replace('"', '""') + '"', cap)).fetchone()
+                (quote_fts(term), cap)).fetchone()
             out[term] = int(row[0])
         return out
 
