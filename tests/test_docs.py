@@ -45,3 +45,14 @@ def test_every_note_key_is_in_the_format_doc():
     doc = (ROOT / "docs" / "notes-format.md").read_text(encoding="utf-8")
     for key in KNOWN_KEYS:
         assert f"`{key}`" in doc, key
+
+
+def test_every_mcp_tool_and_argument_is_in_the_mcp_doc():
+    from loremap.mcp.catalogue import catalogue
+
+    doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    for tool in catalogue("full"):
+        assert f"| `{tool.name}`" in doc, tool.name
+        row = next(line for line in doc.splitlines() if line.startswith(f"| `{tool.name}`"))
+        for argument in tool.schema["properties"]:
+            assert f"`{argument}`" in row, f"{tool.name}.{argument}"

@@ -68,6 +68,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Processes that parse in parallel on a cold index (0: one per CPU, at most 4)."),
     Setting("codemap.history_commits", 1000, "LOREMAP_HISTORY_COMMITS",
             "Recent commits read for co-change edges and per-file commit subjects."),
+    Setting("serve.tools", "lean", "LOREMAP_TOOLS",
+            "The MCP tool catalogue: `lean` (recall, remember, read, map, handoff, forget, "
+            "related) or `full` (adds timeline and stats)."),
+    Setting("serve.max_request_bytes", 1_048_576, "LOREMAP_MAX_REQUEST_BYTES",
+            "Largest HTTP request body `loremap serve --http` accepts (413 above it)."),
+    Setting("serve.allowed_hosts", (), "LOREMAP_HTTP_ALLOWED_HOSTS",
+            "More Host names `loremap serve --http` answers to besides loopback and the bound "
+            "address (comma-separated in the environment). The bearer token is read from "
+            "`LOREMAP_HTTP_TOKEN` only, never from config.toml."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

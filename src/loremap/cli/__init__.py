@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
-        from loremap.cli.logs import log_exception
+        from loremap.logs import log_exception
 
         where = log_exception(exc)
         print(f"loremap: internal error: {type(exc).__name__}: {exc} (details in {where})",

@@ -22,8 +22,10 @@ COMMANDS: dict[str, str] = {
     "search": "recall notes and code for a question, within a token budget",
     "eval": "score the search on a dataset of questions with known answers",
     "forget": "archive a note, or delete it with --purge",
+    "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault and the index; --fix repairs what it can",
+    "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
 }
 
 
@@ -129,6 +131,38 @@ def _forget(p: argparse.ArgumentParser) -> None:
                    help="delete the file and every index row of it")
 
 
+def _handoff(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=text, description=text)
+        # SUPPRESS: `loremap handoff --json show` and `... show --json` both work.
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print machine-readable JSON")
+        return sub
+
+    save = action("save", "save a handoff (and close the open one)")
+    save.add_argument("--goal", required=True, help="what the session set out to do")
+    save.add_argument("--state", default="", help="where it got to: done, half-done, broken")
+    save.add_argument("--decision", dest="decisions", action="append", default=[],
+                      metavar="TEXT", help="a decision taken, and why (repeatable)")
+    save.add_argument("--next", dest="next_steps", action="append", default=[], metavar="TEXT",
+                      help="a next step (repeatable)")
+    save.add_argument("--question", dest="questions", action="append", default=[],
+                      metavar="TEXT", help="an open question (repeatable)")
+    save.add_argument("--file", "-f", dest="files", action="append", default=[],
+                      metavar="PATH", help="a file the next session should look at (repeatable)")
+    save.add_argument("--session", metavar="ID", help="the agent's session id")
+    save.add_argument("--source", choices=("human", "agent", "auto"), default="human",
+                      help="who wrote it (default: human)")
+    for name, text in (("show", "print a handoff (default: the latest open one)"),
+                       ("close", "mark a handoff closed (default: the latest open one)")):
+        action(name, text).add_argument("id", nargs="?", default=None, metavar="ID",
+                                         help="a handoff id from `loremap handoff list`")
+    action("list", "list handoffs, newest first").add_argument(
+        "--limit", "-n", type=_positive, default=None, help="at most N (0: all)")
+
+
 _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "init": lambda p: None,
     "index": lambda p: None,
@@ -140,9 +174,14 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "search": _search,
     "eval": _eval,
     "forget": _forget,
+    "handoff": _handoff,
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",
                                        help="repair what can be repaired"),
+    "serve": lambda p: p.add_argument(
+        "--http", metavar="HOST:PORT", default=None,
+        help="serve streamable HTTP on this address instead of stdio (a non-loopback address "
+             "needs LOREMAP_HTTP_TOKEN)"),
 }
 
 

@@ -149,3 +149,10 @@ class _Tally:
 
     def subjects(self) -> dict[str, tuple[str, ...]]:
         return {path: tuple(subjects) for path, subjects in self.latest.items()}
+
+
+def recent_changes(root: Path, commits: int) -> list[tuple[str, list[str]]]:
+    """(subject, paths) of the last `commits` commits, newest first (merges left out)."""
+    if _shallow(root) is None:
+        return []
+    return [(subject, paths) for subject, paths, _ in _commits(root, commits)]

@@ -1,4 +1,5 @@
-"""What the map knows of one file, gathered for `loremap show PATH` (and later the MCP `read`)."""
+"""What the map knows of one file, gathered and written out for `loremap show PATH` and the MCP
+`read` tool."""
 
 from __future__ import annotations
 
@@ -37,3 +38,23 @@ def describe_file(store: SqliteStore, path: str) -> FileView | None:
     return FileView(row.path, row.module, row.language, row.docstring, row.rank,
                     store.symbols_of(path), sorted(imports), sorted(imported_by), partners,
                     store.notes_about([path]))
+
+
+def file_lines(view: FileView) -> list[str]:
+    """`view` as the lines a person or an agent reads."""
+    module = f"{view.module}/" if view.module else "./"
+    out = [f"# {view.path}", f"module {module} · {view.language}"]
+    if view.docstring:
+        out.append(view.docstring)
+    if view.symbols:
+        out += ["", "Symbols:", *(f"- {name} ({kind}, line {line})"
+                                  for name, kind, line in view.symbols[:40])]
+    for title, items in (("Imports", view.imports), ("Imported by", view.imported_by)):
+        if items:
+            out += ["", f"{title}:", *(f"- {p}" for p in items)]
+    if view.changes_with:
+        out += ["", "Changes together with:", *(f"- {p} ({w:.2f})"
+                                                for p, w in view.changes_with[:10])]
+    if view.notes:
+        out += ["", "Notes:", *(f"- [{t}] {title} ({note_id})" for note_id, t, title in view.notes)]
+    return out

@@ -257,6 +257,33 @@ class Memory:
     def _taken(self, note_id: str) -> bool:
         return any(v.exists(note_id) for v in self.vaults)
 
+    def check(self, draft: Draft, label: str, max_body_bytes: int | None = None) -> None:
+        """Refuse `draft` before anything is written, naming the field at fault as
+        `<label>.<field>`: for a batch, every fact is checked before the first is written."""
+        from loremap.vault.secrets import scan
+
+        NoteType.parse(draft.type)
+        try:
+            check_title(draft.title)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{label}.title: {exc}") from None
+        if draft.supersedes:
+            check_id(draft.supersedes)
+        size = len(draft.body.encode("utf-8", "surrogatepass"))
+        if max_body_bytes is not None and size > max_body_bytes:
+            raise InvalidInput(f"{label}.body is {size} bytes, over the limit of "
+                               f"{max_body_bytes} (vault.max_note_bytes)")
+        fields = [("title", draft.title), ("body", draft.body),
+                  *((f"tags[{i}]", t) for i, t in enumerate(draft.tags)),
+                  *((f"files[{i}]", f) for i, f in enumerate(draft.files)),
+                  *((f"links[{i}]", t) for i, (_, t) in enumerate(draft.links))]
+        for name, text in fields:
+            found = scan(text)
+            if found:
+                line = f" line {found[0].line}" if name == "body" else ""
+                raise SecretFound(f"refused: {found[0].kind} in {label}.{name}{line}; remove "
+                                  "it (secrets never land in the vault)")
+
     def remember(self, draft: Draft, personal: bool = False, quarantine: bool = False) -> Outcome:
         """Write a new note (and mark the note it supersedes), then index it."""
         if not personal and self.project is None:

@@ -111,9 +111,12 @@ def pack(items: Iterable[Item], budget: int | None, limit: int) -> Packed:
     return Packed(chosen, used, left_out)
 
 
-def closing_line(packed: Packed) -> str:
+CLI_HINT = "Open one with `loremap show`; zoom into a module with `loremap map`."
+TOOL_HINT = "Open one with the read tool; zoom into a module with map."
+
+
+def closing_line(packed: Packed, hint: str = CLI_HINT) -> str:
     count = len(packed.items)
     noun = "item" if count == 1 else "items"
     more = f", {packed.left_out} more over the budget" if packed.left_out else ""
-    return (f"({count} {noun}, ~{packed.tokens} tokens{more}. Open one with `loremap show`; "
-            "zoom into a module with `loremap map`.)")
+    return f"({count} {noun}, ~{packed.tokens} tokens{more}. {hint})"

@@ -43,7 +43,7 @@ def _note(app: App, note_id: str, as_json: bool) -> int:
 
 
 def _file(app: App, path: str, as_json: bool) -> int:
-    from loremap.codemap.views import describe_file
+    from loremap.codemap.views import describe_file, file_lines
 
     view = describe_file(app.store, path)
     if view is None:
@@ -52,20 +52,5 @@ def _file(app: App, path: str, as_json: bool) -> int:
     if as_json:
         emit_json(view._asdict())
         return 0
-    module = f"{view.module}/" if view.module else "./"
-    out = [f"# {view.path}", f"module {module} · {view.language}"]
-    if view.docstring:
-        out.append(view.docstring)
-    if view.symbols:
-        out += ["", "Symbols:", *(f"- {name} ({kind}, line {line})"
-                                  for name, kind, line in view.symbols[:40])]
-    for title, items in (("Imports", view.imports), ("Imported by", view.imported_by)):
-        if items:
-            out += ["", f"{title}:", *(f"- {p}" for p in items)]
-    if view.changes_with:
-        out += ["", "Changes together with:", *(f"- {p} ({w:.2f})"
-                                                for p, w in view.changes_with[:10])]
-    if view.notes:
-        out += ["", "Notes:", *(f"- [{t}] {title} ({note_id})" for note_id, t, title in view.notes)]
-    lines(out)
+    lines(file_lines(view))
     return 0

@@ -1,4 +1,5 @@
-"""The log file of the CLI and the hook: unexpected errors land here, with their traceback."""
+"""The log file of the CLI, the MCP server and the hook: unexpected errors land here, with their
+traceback."""
 
 from __future__ import annotations
 

@@ -1,0 +1,218 @@
+"""`loremap serve --http`: one daemon for many clients, over MCP's streamable HTTP.
+
+The rules, in the order a request meets them:
+- the Host header must name this server (DNS rebinding: a web page whose name resolves to
+  127.0.0.1 must not reach the memory), and a browser's Origin must be one of those hosts;
+- with `LOREMAP_HTTP_TOKEN` set, every request but `GET /health` needs `Authorization: Bearer
+  <token>` (compared in constant time); binding any address other than loopback without a
+  token is refused before the socket opens;
+- request bodies over `serve.max_request_bytes` are refused (413) by the SDK's limit.
+`GET /health` answers version, uptime and whether the default project's index answers.
+On SIGINT/SIGTERM uvicorn stops accepting, lets in-flight requests finish (tool calls run to
+the end on their threads, so no write is cut in half) and then closes the indexes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+
+from loremap import __version__
+from loremap.errors import InvalidInput, UserError
+from loremap.mcp.projects import Projects
+from loremap.mcp.server import build_server
+
+log = logging.getLogger("loremap.mcp")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """'HOST:PORT', ':PORT' or 'PORT' (loopback) -> (host, port); IPv6 as '[::1]:PORT'."""
+    raw = text.strip()
+    host, sep, port = raw.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", raw
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise InvalidInput(f"--http {text!r}: write HOST:PORT, e.g. 127.0.0.1:8787")
+    return host, number
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str) -> None:
+    """Refuse to listen beyond this machine without a token."""
+    if not is_loopback(host) and not token:
+        raise UserError(f"refusing to listen on {host} without a token: set LOREMAP_HTTP_TOKEN "
+                        "(clients send it as 'Authorization: Bearer <token>'), or bind "
+                        "127.0.0.1")
+
+
+def allowed_hosts(host: str, extra: list[str]) -> frozenset[str] | None:
+    """The host names accepted in Host and Origin (any port: DNS rebinding is about the
+    name), or None for any (a wildcard bind with a token and no list: the token is what guards
+    it, and the names the machine answers to are unknown here)."""
+    if host in ("0.0.0.0", "::") and not extra:
+        return None
+    return frozenset(name.strip().strip("[]").lower()
+                     for name in (*LOOPBACK_NAMES, host, *extra) if name.strip())
+
+
+def host_name(value: str) -> str:
+    """The name in a Host header or an Origin's authority: 'h:1' -> 'h', '[::1]:1' -> '::1'."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].partition("]")[0]
+    return value.rpartition(":")[0] if value.count(":") == 1 else value
+
+
+async def _respond(send: Send, status: int, body: dict[str, Any],
+                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = json.dumps(body).encode("utf-8")
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        *(headers or [])]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class Guard:
+    """ASGI middleware: Host/Origin checks, bearer token, `/health`; the rest to the SDK."""
+
+    def __init__(self, inner: ASGIApp, token: str, hosts: frozenset[str] | None,
+                 projects: Projects) -> None:
+        self.inner = inner
+        self.token = token.encode("utf-8")
+        self.hosts = hosts
+        self.projects = projects
+        self.started = time.monotonic()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)  # lifespan: the SDK's session manager
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        if self.hosts is not None and host_name(host) not in self.hosts:
+            await _respond(send, 421, {"error": f"host {host!r} is not served here"})
+            return
+        origin = headers.get("origin")
+        if origin is not None and self.hosts is not None and \
+                host_name(origin.partition("://")[2].partition("/")[0]) not in self.hosts:
+            await _respond(send, 403, {"error": f"origin {origin!r} is not allowed"})
+            return
+        if scope["path"] == "/health" and scope["method"] == "GET":
+            await self._health(send)
+            return
+        if self.token and not self._authorized(headers.get("authorization", "")):
+            await _respond(send, 401, {"error": "missing or wrong bearer token"},
+                           [(b"www-authenticate", b'Bearer realm="loremap"')])
+            return
+        await self.inner(scope, receive, send)
+
+    def _authorized(self, header: str) -> bool:
+        scheme, _, value = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            value.strip().encode("utf-8"), self.token)
+
+    async def _health(self, send: Send) -> None:
+        import anyio.to_thread
+
+        store = await anyio.to_thread.run_sync(self.projects.default_health)
+        await _respond(send, 200 if store == "ok" else 503, {
+            "status": "ok" if store == "ok" else "degraded", "version": __version__,
+            "uptime_s": round(time.monotonic() - self.started, 1), "store": store})
+
+
+def make_app(projects: Projects, profile: str, host: str, port: int, token: str,
+             extra_hosts: list[str], max_bytes: int) -> ASGIApp:
+    """The whole HTTP application: `/mcp` (streamable HTTP) and `/health`, guarded."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(projects, profile)
+    hosts = allowed_hosts(host, extra_hosts)
+    # Our guard checks Host and Origin for every route; the SDK's own check would only repeat it.
+    inner = server.streamable_http_app(
+        streamable_http_path="/mcp", max_request_body_size=max_bytes, host=host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    return Guard(inner, token, hosts, projects)
+
+
+def serve(projects: Projects, profile: str, host: str, port: int, token: str,
+          extra_hosts: list[str], max_bytes: int, ready: Callable[[int], None] | None = None
+          ) -> None:
+    """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
+    import anyio
+
+    check_bind(host, token)
+    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes)
+    server = _uvicorn(app, host, port)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve)
+            while not server.started:
+                if server.should_exit:
+                    return
+                await anyio.sleep(0.02)
+            if ready is not None:
+                bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+                ready(int(bound))
+
+    try:
+        anyio.run(main)
+    except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
+        raise UserError(f"cannot listen on {host}:{port} (see the message above)") from None
+    finally:
+        projects.close()
+
+
+def _uvicorn(app: ASGIApp, host: str, port: int) -> Any:
+    """A uvicorn server that stops gracefully on SIGINT/SIGTERM and then returns (uvicorn
+    re-raises the signal after its shutdown, which would kill us before the indexes close)."""
+    import contextlib
+    import signal
+    import threading
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            signals = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=30, access_log=False)
+    return Server(config)

@@ -1,0 +1,26 @@
+"""`loremap serve`: the MCP server over stdin/stdout, as an agent launches it.
+
+The process lives as long as the client keeps stdin open. When it closes, the SDK stops reading,
+waits for tool calls in flight (their threads finish their writes), and the indexes are closed.
+"""
+
+from __future__ import annotations
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+from loremap.mcp.projects import Projects
+from loremap.mcp.server import build_server
+
+
+def serve_stdio(projects: Projects, profile: str) -> None:
+    server = build_server(projects, profile)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        projects.close()
