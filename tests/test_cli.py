@@ -218,3 +218,15 @@ def test_a_title_is_stored_as_it_reads_back(project, cli):
     listed = json.loads(cli("list", "--json").out)["notes"]
     shown = json.loads(cli("show", "gotcha-spaces-inside", "--json").out)["note"]
     assert listed[0]["title"] == shown["title"] == "Spaces inside"
+
+
+def test_remember_warns_when_a_note_of_the_same_type_has_a_similar_title(project, cli):
+    first = cli("remember", "-t", "gotcha", "--title", "Coupons apply after the cart total",
+                "-m", "x")
+    assert first.code == 0 and "similar" not in first.err
+    again = cli("remember", "-t", "gotcha", "--title", "Coupons apply after the total", "-m", "y")
+    assert again.code == 0
+    assert ("a similar note exists: gotcha-coupons-apply-after-the-cart-total "
+            "(Coupons apply after the cart total)") in again.err
+    other_type = cli("remember", "-t", "decision", "--title", "Coupons apply after the total")
+    assert "similar" not in other_type.err

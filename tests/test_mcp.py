@@ -322,14 +322,16 @@ def test_handoff_saves_and_loads_the_open_handoff(shop):
                   "decisions": ["percentages only"], "next_steps": ["fix cart_total"],
                   "open_questions": ["rounding?"], "files": ["src/shop/cart.py"]}
 
-    async def body(c: Client) -> tuple[str, str, str, str]:
+    async def body(c: Client) -> tuple[str, str, str, str, str]:
         none = await fails(c, "handoff", {"action": "load"})
         saved = await ok(c, "handoff", saved_args)
         loaded = await ok(c, "handoff", {"action": "load"})
         empty = await fails(c, "handoff", {"action": "save", "goal": "  "})
-        return none, saved, loaded, empty
+        escape = await fails(c, "handoff", {"action": "load", "id": "../notes/x"})
+        return none, saved, loaded, empty, escape
 
-    none, saved, loaded, empty = run(shop, body)
+    none, saved, loaded, empty, escape = run(shop, body)
+    assert "../notes/x" in escape
     assert "handoff" in none.lower()
     assert saved.startswith("saved handoff ")
     assert list((shop / ".loremap" / "handoffs").glob("*.md"))

@@ -26,10 +26,11 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client
+from conftest import git
 
 # npx keeps its downloads under the real home; the tests run with a temporary one.
 NPM_CACHE = Path(os.path.expanduser("~")) / ".npm"
@@ -298,6 +299,46 @@ def test_a_client_that_hangs_up_mid_call_leaves_no_partial_write(http_server, pr
     assert "gotcha-coupons-apply-after-the-cart-total" in indexed_notes(project)
     assert "[gotcha] Coupons apply after the cart total" in recalled
     assert not list((project / ".loremap" / "notes").glob(".*"))  # no temp file left
+
+
+def test_each_http_client_works_on_the_project_of_its_own_roots(http_server, project, tmp_path,
+                                                                cli, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    monkeypatch.chdir(other)
+    assert cli("init").code == 0
+
+    def roots_of(folder: Path) -> Any:
+        async def roots(context: Any) -> types.ListRootsResult:
+            return types.ListRootsResult(roots=[types.Root(uri=folder.as_uri())])
+        return roots
+
+    async def agent(folder: Path, title: str) -> str:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (httpx2.AsyncClient(headers=headers, timeout=60) as http,
+                    Client(streamable_http_client(f"{http_server.url}/mcp", http_client=http),
+                           mode="legacy", list_roots_callback=roots_of(folder)) as c):
+            fact = {"type": "decision", "title": title}
+            assert not (await c.call_tool("remember", {"facts": [fact]})).is_error
+            return text(await c.call_tool("recall", {"query": "which database do we use"}))
+
+    async def main() -> list[str]:
+        out = ["", ""]
+
+        async def one(i: int, folder: Path, title: str) -> None:
+            out[i] = await agent(folder, title)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, 0, project, "We use PostgreSQL as the database")
+            group.start_soon(one, 1, other, "We use SQLite as the database")
+        return out
+
+    mine, theirs = anyio.run(main)
+    assert "PostgreSQL" in mine and "SQLite" not in mine
+    assert "SQLite" in theirs and "PostgreSQL" not in theirs
+    assert indexed_notes(project) == {"decision-we-use-postgresql-as-the-database"}
+    assert indexed_notes(other) == {"decision-we-use-sqlite-as-the-database"}
 
 
 def test_sigterm_stops_the_daemon_cleanly(http_server):

@@ -152,5 +152,6 @@ def published(schema: Any) -> Any:
 def tool_definitions(profile: str) -> list[Schema]:
     """The `tools/list` entries of `profile`, as JSON (for the token count and the tests)."""
     return [{"name": t.name, "description": t.description, "inputSchema": published(t.schema),
-             "annotations": {"readOnlyHint": t.read_only, "destructiveHint": t.destructive}}
+             "annotations": {"readOnlyHint": t.read_only, "destructiveHint": t.destructive,
+                             "openWorldHint": False}}
             for t in catalogue(profile)]

@@ -14,13 +14,11 @@ import logging
 import warnings
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
@@ -28,9 +26,13 @@ from loremap import __version__
 from loremap.errors import UserError
 from loremap.logs import log_exception
 from loremap.mcp import prompts
-from loremap.mcp.catalogue import ToolSpec, catalogue, published
+from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
 from loremap.mcp.tools import HANDLERS
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 log = logging.getLogger("loremap.mcp")
 LOG_NAME = "mcp.log"
@@ -46,21 +48,23 @@ loremap is this project's memory: the map of the code and the lessons of past se
 
 
 class Tool:
-    """A catalogue entry with its argument validator."""
+    """A catalogue entry: its `tools/list` definition and its argument validator."""
 
-    def __init__(self, spec: ToolSpec) -> None:
+    def __init__(self, spec: ToolSpec, definition: dict[str, Any]) -> None:
         self.spec = spec
-        self.validator = Draft202012Validator(spec.schema)
-        self.definition = types.Tool(
-            name=spec.name, description=spec.description,
-            input_schema=published(spec.schema),
-            annotations=types.ToolAnnotations(read_only_hint=spec.read_only,
-                                              destructive_hint=spec.destructive,
-                                              open_world_hint=False))
+        self.definition = types.Tool.model_validate(definition)
+        self._validator: Draft202012Validator | None = None
 
     def check(self, arguments: dict[str, Any]) -> None:
         """Raise `UserError` naming the first thing wrong with `arguments`."""
-        error = best_match(self.validator.iter_errors(arguments))
+        if self._validator is None:
+            # jsonschema costs ~70 ms to import: after the first tools/list, not before it.
+            from jsonschema import Draft202012Validator
+
+            self._validator = Draft202012Validator(self.spec.schema)
+        from jsonschema.exceptions import best_match
+
+        error = best_match(self._validator.iter_errors(arguments))
         if error is not None:
             raise UserError(f"{self.spec.name}: {_explain(error, self.spec.schema)}")
 
@@ -96,7 +100,8 @@ class Loremap:
 
     def __init__(self, projects: Projects, profile: str) -> None:
         self.projects = projects
-        self.tools = {spec.name: Tool(spec) for spec in catalogue(profile)}
+        self.tools = {spec.name: Tool(spec, definition) for spec, definition
+                      in zip(catalogue(profile), tool_definitions(profile), strict=True)}
         # Per client session: sessions are kept apart, and a closed one is forgotten.
         self._roots: weakref.WeakKeyDictionary[object, Path | None] = weakref.WeakKeyDictionary()
 

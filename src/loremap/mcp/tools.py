@@ -15,9 +15,11 @@ from loremap.app import App
 from loremap.errors import InvalidInput, NotFound
 from loremap.memory.paths import is_path_target
 from loremap.memory.service import Draft
-from loremap.model import check_id
+from loremap.model import NoteType, check_id
 
 Args = Mapping[str, Any]
+# How stale the index may be against hand edits of note files (see `App.reconcile`).
+FRESH_S = 1.0
 
 
 def _project(app: App) -> None:
@@ -30,7 +32,7 @@ def recall(app: App, args: Args) -> str:
     from loremap.search import Request
     from loremap.search.render import TOOL_HINT, Packed, closing_line
 
-    warnings = app.prepare_search()
+    warnings = app.prepare_search(FRESH_S)
     budget = args.get("budget") or app.settings.get_int("search.budget")
     request = Request(
         args["query"], tuple(args.get("terms", ())),
@@ -59,12 +61,12 @@ def _date(value: str | None) -> str | None:
 
 
 def remember(app: App, args: Args) -> str:
-    from loremap.search.similar import similar_notes
+    from loremap.search.similar import similar_notes, similar_warning
 
     personal = bool(args.get("personal"))
     if not personal:
         _project(app)
-    app.memory.reconcile()
+    app.reconcile(FRESH_S)
     max_bytes = app.settings.get_int("vault.max_note_bytes")
     drafts = [_draft(fact) for fact in args["facts"]]
     for i, draft in enumerate(drafts):  # every fact is checked before the first is written
@@ -72,15 +74,14 @@ def remember(app: App, args: Args) -> str:
     out: list[str] = []
     for draft in drafts:
         similar = [] if draft.supersedes else similar_notes(
-            app.store, app.memory.analyzer, draft.type, draft.title)
+            app.store, app.memory.analyzer, NoteType.parse(draft.type).value, draft.title)
         outcome = app.memory.remember(draft, personal=personal)
         note_id = outcome.ids[0]
         out.append(f"created {note_id} ({outcome.paths[0]})")
         if draft.supersedes and not any("not in the" in w for w in outcome.warnings):
             out.append(f"updated {draft.supersedes}: superseded by {note_id}")
         out += [f"warning: {w}" for w in outcome.warnings]
-        out += [f"warning: a similar note exists: {other} ({title}); if it says the same, "
-                f"forget one or supersede it" for other, title in similar if other != note_id]
+        out += [f"warning: {similar_warning(other, title)}" for other, title in similar]
     return "\n".join(out)
 
 
@@ -94,7 +95,7 @@ def _draft(fact: Args) -> Draft:
 
 def read(app: App, args: Args) -> str:
     target = args["target"].strip()
-    app.memory.reconcile()
+    app.reconcile(FRESH_S)
     if not is_path_target(target):
         try:
             check_id(target)
@@ -155,10 +156,7 @@ def handoff(app: App, args: Args) -> str:
     from loremap.sessions.handoff import HandoffDraft, Handoffs
 
     _project(app)
-    assert app.loremap_dir is not None
-    s = app.settings
-    handoffs = Handoffs(app.loremap_dir, s.get_float("vault.lock_timeout_s"),
-                        s.get_int("vault.max_note_bytes"))
+    handoffs = Handoffs.for_project(app.loremap_dir, app.settings)
     if args["action"] == "load":
         return handoffs.render(handoffs.load(args.get("id") or None))
     if not args.get("goal", "").strip():
@@ -173,7 +171,7 @@ def handoff(app: App, args: Args) -> str:
 
 
 def forget(app: App, args: Args) -> str:
-    app.memory.reconcile()
+    app.reconcile(FRESH_S)
     outcome = app.memory.forget(args["id"], reason=args.get("reason"),
                                 purge=bool(args.get("purge")))
     verb = "purged" if outcome.counts.get("purged") else "archived"
@@ -184,7 +182,7 @@ def forget(app: App, args: Args) -> str:
 def related(app: App, args: Args) -> str:
     target = args["target"].strip().removeprefix("./")
     limit = int(args.get("limit") or 50)
-    app.memory.reconcile()
+    app.reconcile(FRESH_S)
     edges = app.store.edges(target)
     if not edges:
         raise NotFound(f"{target!r} has no links: not a note id or a file of the code map, or "
@@ -206,7 +204,7 @@ def related(app: App, args: Args) -> str:
 def timeline(app: App, args: Args) -> str:
     from loremap.codemap.history import recent_changes
 
-    app.memory.reconcile()
+    app.reconcile(FRESH_S)
     since = _date(args.get("since"))
     commits = int(args.get("commits") or 10)
     notes = [n for n in app.store.list_notes()
@@ -226,7 +224,7 @@ def timeline(app: App, args: Args) -> str:
 def stats(app: App, args: Args) -> str:
     from collections import Counter
 
-    app.memory.reconcile()
+    app.reconcile(FRESH_S)
     notes = app.store.list_notes()
     by_type = Counter(n.type for n in notes)
     by_status = Counter(n.status for n in notes)

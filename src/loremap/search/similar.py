@@ -47,3 +47,8 @@ def similar_notes(store: TitleStore, analyzer: Analyzer, note_type: str, title: 
         if len(words & other) / len(words | other) >= JACCARD:
             found.append((node_id, row.title))
     return found
+
+
+def similar_warning(note_id: str, title: str) -> str:
+    return (f"a similar note exists: {note_id} ({title}); if it says the same, forget one or "
+            "supersede it")

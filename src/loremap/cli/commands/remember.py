@@ -10,6 +10,7 @@ from loremap.app import App
 from loremap.cli.output import emit_json, lines, warn
 from loremap.errors import InvalidInput
 from loremap.memory.service import Draft
+from loremap.model import NoteType
 
 
 def _body(args: argparse.Namespace) -> str:
@@ -48,11 +49,16 @@ def run(args: argparse.Namespace) -> int:
     draft = Draft(type=args.type, title=args.title, body=_body(args), files=args.files,
                   links=_links(args.links), supersedes=args.supersedes, tags=args.tags,
                   source=args.source)
+    from loremap.search.similar import similar_notes, similar_warning
+
     app = App.open(require_project=not args.personal)
     try:
         app.memory.reconcile()
+        similar = [] if draft.supersedes else similar_notes(
+            app.store, app.memory.analyzer, NoteType.parse(draft.type).value, draft.title)
         outcome = app.memory.remember(draft, personal=args.personal, quarantine=args.quarantine)
         outcome.warnings[:0] = app.notices
+        outcome.warnings += [similar_warning(other, title) for other, title in similar]
     finally:
         app.close()
     if args.json:
