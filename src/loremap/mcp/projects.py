@@ -19,13 +19,12 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 from loremap.app import App
 
 log = logging.getLogger("loremap.mcp")
-T = TypeVar("T")
 
 
 class Opened(NamedTuple):

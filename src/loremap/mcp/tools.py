@@ -39,7 +39,7 @@ def recall(app: App, args: Args) -> str:
         kinds=(args["kind"],) if args.get("kind") else (),
         types=tuple(args.get("types", ())),
         paths=tuple(p.strip().removeprefix("./").strip("/") for p in args.get("files", ())),
-        as_of=_date(args.get("as_of")), history=bool(args.get("history")),
+        as_of=_date(args.get("as_of"), "as_of"), history=bool(args.get("history")),
         budget=budget, limit=app.settings.get_int("search.limit"))
     found = app.engine().recall(request)
     out = [f"note: {w}" for w in warnings]
@@ -51,13 +51,13 @@ def recall(app: App, args: Args) -> str:
     return "\n".join(out)
 
 
-def _date(value: str | None) -> str | None:
+def _date(value: str | None, name: str) -> str | None:
     if not value:
         return None
     try:
         return dt.date.fromisoformat(value).isoformat()
     except ValueError:
-        raise InvalidInput(f"as_of {value!r}: write a date as YYYY-MM-DD") from None
+        raise InvalidInput(f"{name} {value!r}: write a date as YYYY-MM-DD") from None
 
 
 def remember(app: App, args: Args) -> str:
@@ -78,7 +78,7 @@ def remember(app: App, args: Args) -> str:
         outcome = app.memory.remember(draft, personal=personal)
         note_id = outcome.ids[0]
         out.append(f"created {note_id} ({outcome.paths[0]})")
-        if draft.supersedes and not any("not in the" in w for w in outcome.warnings):
+        if outcome.counts.get("superseded"):
             out.append(f"updated {draft.supersedes}: superseded by {note_id}")
         out += [f"warning: {w}" for w in outcome.warnings]
         out += [f"warning: {similar_warning(other, title)}" for other, title in similar]
@@ -205,7 +205,7 @@ def timeline(app: App, args: Args) -> str:
     from loremap.codemap.history import recent_changes
 
     app.reconcile(FRESH_S)
-    since = _date(args.get("since"))
+    since = _date(args.get("since"), "since")
     commits = int(args.get("commits") or 10)
     notes = [n for n in app.store.list_notes()
              if since is None or (n.recorded_at or "") >= since]

@@ -305,6 +305,8 @@ class Memory:
             if redacted:
                 note = note._replace(status=Status.QUARANTINED)
             old = self._superseded(vault, note, now, out)
+            if old is not None:
+                out.counts["superseded"] = 1
             written = self._write_pair(vault, note, old)
             for loaded in written:
                 self._index(loaded)
