@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from loremap.errors import MalformedNote
+from loremap.vault.quoting import double_quoted
 
 SOURCES = ("agent", "human", "auto")
 STATUSES = ("open", "closed")
@@ -84,18 +85,7 @@ def scalar(value: str | None) -> str:
         return "null"
     if _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
         return value
-    out = ['"']
-    for ch in value:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code <= 0xFF else
-                       f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
+    return double_quoted(value)
 
 
 def _list_item(text: str) -> str:

@@ -21,6 +21,7 @@ import yaml
 
 from loremap.errors import InvalidInput, MalformedNote
 from loremap.model import Link, Note, NoteType, Relation, Source, Status, check_id
+from loremap.vault.quoting import double_quoted
 
 try:
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -216,18 +217,7 @@ def _quote(value: str) -> str:
     """A YAML double-quoted scalar; unprintable characters escaped the YAML way."""
     if value.isprintable():
         return json.dumps(value, ensure_ascii=False)
-    out = ['"']
-    for ch in value:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code <= 0xFF else
-                       f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
+    return double_quoted(value)
 
 
 def _plain_tag(value: str) -> str:
