@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault and the index; --fix repairs what it can",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
+    "xray": "where an agent's tokens went, and what early compaction and trimming would save",
 }
 
 
@@ -163,6 +164,34 @@ def _handoff(p: argparse.ArgumentParser) -> None:
         "--limit", "-n", type=_positive, default=None, help="at most N (0: all)")
 
 
+def _xray(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--days", type=_count, default=30, metavar="N",
+                   help="the last N days (default 30; 0: all)")
+    p.add_argument("--project", metavar="PATH", help="only the sessions run in this folder")
+    p.add_argument("--html", metavar="FILE", help="also write the report as one HTML page")
+    p.add_argument("--prices", metavar="FILE",
+                   help="dollars per model from this TOML file instead of the shipped table")
+    actions = p.add_subparsers(dest="action", metavar="trim")
+    trim = actions.add_parser("trim", help="deny never-used MCP servers in a project's "
+                                           ".claude/settings.local.json")
+    trim.add_argument("trim_project", metavar="PROJECT", help="the project folder")
+    what = trim.add_mutually_exclusive_group()
+    what.add_argument("--apply", action="store_true", help="write the change (with a backup)")
+    what.add_argument("--undo", action="store_true", help="remove what --apply added")
+    trim.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                      help="print machine-readable JSON")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
 _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "init": lambda p: None,
     "index": lambda p: None,
@@ -182,6 +211,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
         "--http", metavar="HOST:PORT", default=None,
         help="serve streamable HTTP on this address instead of stdio (a non-loopback address "
              "needs LOREMAP_HTTP_TOKEN)"),
+    "xray": _xray,
 }
 
 

@@ -1,0 +1,64 @@
+"""`loremap xray`: where an agent's tokens went (Claude Code transcripts), what early
+compaction would have saved, and `loremap xray trim PROJECT` to deny never-used MCP servers."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import time
+from pathlib import Path
+
+from loremap.cli.output import emit_json, lines
+from loremap.errors import InvalidInput
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "trim":
+        return _trim(args)
+    from loremap.xray.costs import Prices
+    from loremap.xray.report import build
+    from loremap.xray.transcripts import read_all, transcripts_root
+
+    root = transcripts_root()
+    prices = Prices.load(Path(args.prices) if args.prices else None)
+    project = Path(args.project).resolve() if args.project else None
+    since = time.time() - args.days * 86400 if args.days else None
+    report = build(read_all(root, project, since), prices, args.days, root,
+                   dt.datetime.now(dt.UTC))
+    if args.html:
+        from loremap.xray.html import write_html
+
+        write_html(report, Path(args.html))
+    if args.json:
+        emit_json(report)
+        return 0
+    from loremap.xray.text import render
+
+    if not report["files"]:
+        lines([f"no Claude Code transcripts under {root}"
+               + (f" for {project}" if project else "")
+               + (f" in the last {args.days} days" if args.days else "")
+               + " (CLAUDE_CONFIG_DIR moves them)"])
+        return 0
+    lines(render(report))
+    if args.html:
+        lines(["", f"HTML report: {args.html}"])
+    return 0
+
+
+def _trim(args: argparse.Namespace) -> int:
+    from loremap.xray.trim import apply_trim, plan_trim, undo_trim
+
+    project = Path(args.trim_project).resolve()
+    if not project.is_dir():
+        raise InvalidInput(f"{args.trim_project}: no such project folder")
+    if args.undo:
+        result = undo_trim(project)
+    else:
+        plan = plan_trim(project, args.days)
+        result = apply_trim(project, plan) if args.apply else plan.summary()
+    if getattr(args, "json", False):
+        emit_json(result)
+        return 0
+    lines(result["lines"])
+    return 0

@@ -1,0 +1,140 @@
+"""The fixed context (what every call starts with), tool use, and the recommendations.
+
+Every call re-reads the fixed context — system prompt, tool and MCP definitions, CLAUDE.md and
+memory files — so each 1,000 tokens of it cost about 100 input-token equivalents per call
+(a cache read) plus a cache write at every session start and compaction. Transcripts do not
+record it directly: it is estimated from each session's first call (its prompt minus the
+user's message); 2.1.3x transcripts itemise part of it (system prompt, skills, agent listing,
+hook context), and CLAUDE.md files are measured on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from loremap.text import estimate_tokens
+
+MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+
+
+class SessionLike(Protocol):
+    fixed: int
+    parts: dict[str, int]
+    cwd: str
+    tally: Any
+
+
+def claude_md_tokens(cwd: Path, home: Path) -> dict[str, int]:
+    """Tokens of the memory files Claude Code loads for a project at `cwd`."""
+    out: dict[str, int] = {}
+    for path in [*(cwd / name for name in MEMORY_FILES), home / ".claude" / "CLAUDE.md"]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out[str(path)] = estimate_tokens(text)
+    return out
+
+
+def fixed_context_audit(sessions: Iterable[SessionLike]) -> dict[str, Any]:
+    """Median fixed context over sessions, its itemised parts, and CLAUDE.md on disk."""
+    rows = [s for s in sessions if s.fixed > 0]
+    fixed = [s.fixed for s in rows]
+    parts: dict[str, list[int]] = {}
+    for s in rows:
+        for name, tokens in s.parts.items():
+            parts.setdefault(name, []).append(tokens)
+    home = Path(os.environ.get("HOME") or Path.home())
+    memory: dict[str, int] = {}
+    for cwd in sorted({s.cwd for s in rows if s.cwd}):
+        memory.update(claude_md_tokens(Path(cwd), home))
+    median = int(statistics.median(fixed)) if fixed else 0
+    itemised = {name: int(statistics.median(values)) for name, values in sorted(parts.items())}
+    return {"sessions": len(rows), "median": median, "min": min(fixed, default=0),
+            "max": max(fixed, default=0), "parts": itemised, "memory_files": memory,
+            "calls": sum(s.tally.calls for s in rows)}
+
+
+def tool_usage(tools: Counter[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Calls per tool, and per MCP server (tools named `mcp__<server>__<tool>`)."""
+    servers: Counter[str] = Counter()
+    rows = []
+    for name, count in tools.most_common():
+        server = name.split("__")[1] if name.startswith("mcp__") and name.count("__") >= 2 \
+            else None
+        if server:
+            servers[server] += count
+        rows.append({"name": name, "server": server, "calls": count})
+    return rows, [{"name": s, "calls": n} for s, n in servers.most_common()]
+
+
+def configured_servers(project: Path, home: Path) -> dict[str, str]:
+    """MCP servers Claude Code would start in `project`: name -> where it is configured
+    (`.mcp.json`, the project's and the user's entries in `~/.claude.json`)."""
+    found: dict[str, str] = {}
+    sources: list[tuple[Path, list[str]]] = [(project / ".mcp.json", ["mcpServers"]),
+                                             (home / ".claude.json", ["mcpServers"]),
+                                             (home / ".claude.json",
+                                              ["projects", str(project), "mcpServers"])]
+    for path, keys in sources:
+        try:
+            node: Any = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            for name in node:
+                found.setdefault(str(name), str(path))
+    return found
+
+
+def recommendations(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """What would have saved the most, in plain words, best first."""
+    totals = report["totals"]
+    equiv = totals["equiv"] or 1.0
+    usd_per_equiv = totals["usd"] / equiv if totals["usd"] else None
+    out: list[dict[str, Any]] = []
+
+    def add(saving: float, title: str, detail: str) -> None:
+        out.append({"title": title, "saving_equiv": round(saving, 1),
+                    "saving_share": round(saving / equiv, 4),
+                    "saving_usd": round(saving * usd_per_equiv, 2) if usd_per_equiv else None,
+                    "detail": detail})
+
+    replay = report["replay"]
+    if replay["best"]:
+        row = next(r for r in replay["thresholds"] if r["threshold"] == replay["best"])
+        add(row["saving"], f"Compact at {row['threshold'] // 1000}k tokens",
+            f"Compacting whenever the context passed {row['threshold']:,} tokens and resuming "
+            f"from an {replay['handoff_tokens']:,}-token handoff would have cost "
+            f"{row['saving_share']:.0%} less ({row['compactions']} compactions). Set it with "
+            f"`loremap compaction set {row['threshold']}` and save handoffs before compacting.")
+    fixed = report["fixed_context"]
+    calls = fixed["calls"]
+    per_1k = 100.0 * calls
+    memory = sum(fixed["memory_files"].values())
+    if memory >= 1000:
+        add(per_1k * memory / 2 / 1000, "Halve CLAUDE.md and the memory files",
+            f"They hold about {memory:,} tokens that every call re-reads; moving the half that "
+            "is rarely relevant into notes (recalled when a prompt needs them) saves that "
+            "much on every call.")
+    unused = report.get("unused_servers") or []
+    if unused:
+        add(0.0, "Turn off MCP servers that were never called",
+            f"Configured but never called in these sessions: {', '.join(unused)}. Their tool "
+            f"definitions ride along on every call: each 1,000 tokens of them cost "
+            f"{per_1k:,.0f} equivalents here. `loremap xray trim <project> --apply` denies them "
+            "in the project's .claude/settings.local.json (undo with --undo).")
+    if fixed["median"]:
+        add(per_1k, "Every 1,000 tokens less of fixed context",
+            f"Sessions start with a median of {fixed['median']:,} tokens before the first "
+            f"message; each 1,000 fewer saves about {per_1k:,.0f} equivalents over these "
+            f"{calls:,} calls.")
+    return sorted(out, key=lambda r: -r["saving_equiv"])

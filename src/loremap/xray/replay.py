@@ -1,0 +1,123 @@
+"""The replay: what each session would have cost under "compact when the context passes T".
+
+Every API call re-reads the whole context, so a session's cost grows with the square of its
+length; compacting early trades one summarising call for many cheaper ones. The replay re-costs
+each chain (a session's main thread, each sub-agent) call by call, in input-token equivalents
+(`costs`), against what it really cost:
+
+- call i was sent with prompt p_i (input + cache reads + cache writes), read R_i of it from the
+  cache, produced o_i; the conversation grew by d_i = p_i - p_(i-1) (d_1 = p_1);
+- under the policy the context s_i = s_(i-1) + d_i. When that would pass T (and the context is
+  more than F + H), the session compacts first: one call reads s_(i-1) from the cache (0.1)
+  and writes a handoff of H tokens (8,000, as output: 5); the context restarts at F + H + d_i,
+  where F is the fixed context (the first call's prompt minus its user message: system prompt,
+  tools, CLAUDE.md);
+- each call pays its real uncached input at 1, a cached prefix at 0.1, the rest of its prompt
+  as a cache write at the chain's own write price (1.25 for 5-minute entries, 2 for 1-hour
+  ones, mixed as the chain mixed them), its real output at 5. The cached prefix is what the
+  real call read from the cache, but no more than the policy's previous context (only F just
+  after a compaction): a real cache miss stays a miss, and an unchanged run costs exactly what
+  it really cost;
+- a real compaction the session made at fewer tokens than T happens under the policy too (the
+  context follows the real one); one made above T never happens (no growth is counted across
+  it, and the prefix stays cached); a context that shrank without a compaction shrinks the
+  same, down to F.
+The saving of T is the real cost minus the policy's cost, summed over chains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from loremap.xray.costs import OUTPUT, READ, WRITE_1H, WRITE_5M, equivalents
+from loremap.xray.transcripts import Chain
+
+THRESHOLDS = (50_000, 75_000, 100_000, 125_000, 150_000, 200_000, 250_000, 300_000, 400_000)
+HANDOFF = 8_000
+
+
+class Outcome(NamedTuple):
+    threshold: int
+    cost: float  # input-token equivalents under the policy
+    saving: float  # real-run cost minus `cost`
+    compactions: int
+
+
+class Replay(NamedTuple):
+    real: float  # the real run, costed by the replay's model
+    outcomes: list[Outcome]
+
+    @property
+    def best(self) -> Outcome | None:
+        """The threshold with the largest saving, if any saves."""
+        good = [o for o in self.outcomes if o.saving > 0]
+        return max(good, key=lambda o: (o.saving, o.threshold)) if good else None
+
+
+def write_price(chain: Chain) -> float:
+    w5 = sum(c.usage.cache_write_5m for c in chain.calls)
+    w1 = sum(c.usage.cache_write_1h for c in chain.calls)
+    return (WRITE_5M * w5 + WRITE_1H * w1) / (w5 + w1) if w5 + w1 else WRITE_5M
+
+
+def fixed_context(chain: Chain) -> int:
+    """What every call of the chain starts with: the first prompt minus the user's message."""
+    if not chain.calls:
+        return 0
+    first = chain.calls[0].usage.prompt
+    return max(0, min(first, first - chain.first_prompt))
+
+
+def _call(prompt: int, cached: int, uncached: int, output: int, write: float) -> float:
+    cached = min(cached, prompt)
+    uncached = min(uncached, prompt - cached)
+    return uncached + READ * cached + write * (prompt - cached - uncached) + OUTPUT * output
+
+
+def real_cost(chain: Chain) -> float:
+    """What the chain really cost."""
+    return sum(equivalents(c.usage) for c in chain.calls)
+
+
+def policy_cost(chain: Chain, threshold: int, handoff: int = HANDOFF) -> tuple[float, int]:
+    """(cost, compactions) of the chain had it compacted whenever its context passed
+    `threshold`."""
+    write, fixed = write_price(chain), fixed_context(chain)
+    real_at = {c.after_calls: c.pre_tokens for c in chain.compactions}
+    total, context, previous, compactions = 0.0, 0, 0, 0
+    for i, call in enumerate(chain.calls):
+        u = call.usage
+        growth = u.prompt - previous
+        # The prefix still cached: what the real call read, within the policy's context.
+        cached = u.cache_read if i == 0 else min(u.cache_read, context)
+        if i in real_at and i > 0:
+            if real_at[i] <= threshold:  # it happened under the policy too
+                context, growth = 0, u.prompt
+            else:  # it never happened: nothing grew, the prefix stayed cached
+                growth, cached = 0, context
+        if context + growth > threshold and context > fixed + handoff:
+            total += READ * context + OUTPUT * handoff  # the summarising call
+            compactions += 1
+            context, cached = fixed + handoff, min(u.cache_read, fixed)
+            growth = max(growth, 0)
+        context = max(fixed if i else 0, context + growth)
+        total += _call(context, cached, u.input, u.output, write)
+        previous = u.prompt
+    return total, compactions
+
+
+def replay(chains: Iterable[Chain], thresholds: Sequence[int] = THRESHOLDS,
+           handoff: int = HANDOFF) -> Replay:
+    """The real-run cost and each threshold's outcome, summed over `chains`."""
+    real = 0.0
+    costs = [0.0] * len(thresholds)
+    counts = [0] * len(thresholds)
+    for chain in chains:
+        real += real_cost(chain)
+        for k, threshold in enumerate(thresholds):
+            cost, n = policy_cost(chain, threshold, handoff)
+            costs[k] += cost
+            counts[k] += n
+    return Replay(real, [Outcome(t, c, real - c, n)
+                         for t, c, n in zip(thresholds, costs, counts, strict=True)])
