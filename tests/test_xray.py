@@ -404,3 +404,31 @@ def test_trim_denies_nothing_without_transcripts_of_the_project(tmp_path, claude
     project.mkdir()
     result = cli("xray", "trim", str(project), "--apply")
     assert result.code == 1 and "nothing is denied" in result.err
+
+
+def test_after_a_real_compaction_the_policy_still_finds_its_own_context_cached(tmp_path):
+    calls, prompt, boundaries = [U(5, 30_000, 0, 0, 300)], 30_005, {}
+    for i in range(1, 60):
+        if prompt > 160_000:  # the session compacted itself at 160k
+            boundaries[i] = prompt
+            calls.append(U(5, 10_000, 0, 30_000, 300))
+            prompt = 40_005
+            continue
+        calls.append(U(5, 5_000, 0, prompt - 5, 300))
+        prompt += 5_000
+    chain = _chain(tmp_path, calls, boundaries=boundaries)
+    real = real_cost(chain)
+    cost, n = policy_cost(chain, 155_000)
+    # Compacting at 155k instead of 160k changes little but the policy's own summarising calls
+    # (the real ones ran in a sub-agent file, not in this chain): the real calls after the
+    # real compaction read a small prompt, but the policy's own context stays cached.
+    summarising = 0.1 * 155_000 + 5 * 8_000
+    assert n >= 1 and abs(cost - real - n * summarising) < 0.05 * real
+
+
+def test_the_summariser_of_a_compaction_above_t_never_runs_under_the_policy():
+    summariser = read_chain(SAMPLES / "spotter-agent-acompact-e1f845.jsonl", "p")
+    assert summariser.agent == "acompact-e1f845"
+    assert summariser.calls[0].usage.prompt == 173_514
+    assert policy_cost(summariser, 150_000) == (0.0, 0)
+    assert policy_cost(summariser, 200_000) == (pytest.approx(real_cost(summariser)), 0)

@@ -14,10 +14,11 @@ each chain (a session's main thread, each sub-agent) call by call, in input-toke
   tools, CLAUDE.md);
 - each call pays its real uncached input at 1, a cached prefix at 0.1, the rest of its prompt
   as a cache write at the chain's own write price (1.25 for 5-minute entries, 2 for 1-hour
-  ones, mixed as the chain mixed them), its real output at 5. The cached prefix is what the
-  real call read from the cache, but no more than the policy's previous context (only F just
-  after a compaction): a real cache miss stays a miss, and an unchanged run costs exactly what
-  it really cost;
+  ones, mixed as the chain mixed them), its real output at 5. The cached prefix: where the
+  real call hit the cache (it read at least half of the previous prompt), the policy's
+  previous context less the same gap the real call left; where it missed (an expired
+  cache), what the real call read, within the policy's context; just after a compaction, no
+  more than F. A run the policy never changes costs exactly what it really cost;
 - a real compaction the session made at fewer tokens than T happens under the policy too (the
   context follows the real one); one made above T never happens (no growth is counted across
   it, and the prefix stays cached); a context that shrank without a compaction shrinks the
@@ -80,26 +81,40 @@ def real_cost(chain: Chain) -> float:
     return sum(equivalents(c.usage) for c in chain.calls)
 
 
+def _cached(read: int, previous: int, context: int, first: bool) -> int:
+    """The prefix the policy's call finds in the cache. A real hit (it read at least half of
+    the previous prompt) leaves the same uncached gap under the policy; a real miss (an
+    expired cache) reads what the real call read; the first call of a chain, what it read."""
+    if first:
+        return read
+    if 2 * read >= previous:
+        return max(0, min(context, context - (previous - read)))
+    return min(read, context)
+
+
 def policy_cost(chain: Chain, threshold: int, handoff: int = HANDOFF) -> tuple[float, int]:
     """(cost, compactions) of the chain had it compacted whenever its context passed
     `threshold`."""
+    if (chain.agent or "").startswith("acompact") and chain.calls:
+        # Claude Code's own compaction summariser: under the policy the compaction it served
+        # (at about its prompt's size) never happens when that passes T.
+        return (0.0, 0) if chain.calls[0].usage.prompt > threshold else (real_cost(chain), 0)
     write, fixed = write_price(chain), fixed_context(chain)
     real_at = {c.after_calls: c.pre_tokens for c in chain.compactions}
     total, context, previous, compactions = 0.0, 0, 0, 0
     for i, call in enumerate(chain.calls):
         u = call.usage
         growth = u.prompt - previous
-        # The prefix still cached: what the real call read, within the policy's context.
-        cached = u.cache_read if i == 0 else min(u.cache_read, context)
+        cached = _cached(u.cache_read, previous, context, first=i == 0)
         if i in real_at and i > 0:
             if real_at[i] <= threshold:  # it happened under the policy too
-                context, growth = 0, u.prompt
+                context, growth, cached = 0, u.prompt, u.cache_read
             else:  # it never happened: nothing grew, the prefix stayed cached
                 growth, cached = 0, context
         if context + growth > threshold and context > fixed + handoff:
             total += READ * context + OUTPUT * handoff  # the summarising call
             compactions += 1
-            context, cached = fixed + handoff, min(u.cache_read, fixed)
+            context, cached = fixed + handoff, min(cached, fixed)
             growth = max(growth, 0)
         context = max(fixed if i else 0, context + growth)
         total += _call(context, cached, u.input, u.output, write)
