@@ -15,7 +15,7 @@ from loremap.xray.costs import Prices, equivalents
 from loremap.xray.replay import fixed_context, policy_cost, real_cost
 from loremap.xray.transcripts import Usage, project_key, read_chain, transcripts_root
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "transcripts"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
 PROJECT = "/home/dev/shop"
 
 

@@ -38,13 +38,12 @@ from transcripts import Expected, Profile, generate, generate_bytes, project_key
 CCUSAGE = "ccusage@18.0.11"
 # The autouse fixture points HOME at a tmp dir; npm must still find the real cache.
 NPM_CACHE = Path(os.path.expanduser("~")) / ".npm"
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "transcripts"
+SAMPLES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
 FIELDS = ("calls", "input", "cache_write_5m", "cache_write_1h", "cache_read", "output",
           "output_first")
 TOKEN_FIELDS = FIELDS[1:6]
 
 needs_npx = pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed")
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"no samples at {SAMPLES}")
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -256,7 +255,6 @@ def test_ccusage_counts_a_call_copied_into_a_forked_session_once(
 
 
 @needs_npx
-@needs_samples
 def test_ccusage_agrees_with_a_recount_of_the_real_samples(tmp_path: Path) -> None:
     layout = real_samples(tmp_path)
     truth = recount(tmp_path)["*"]
@@ -302,7 +300,6 @@ def test_xray_agrees_with_ccusage_except_for_the_output_of_split_calls(
 
 
 @needs_npx
-@needs_samples
 def test_xray_agrees_with_ccusage_and_a_recount_on_the_real_samples(tmp_path: Path) -> None:
     real_samples(tmp_path)
     truth = recount(tmp_path)["*"]

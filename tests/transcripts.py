@@ -2,7 +2,7 @@
 
 The X-ray reads `~/.claude/projects`; real transcripts are private, few and unlabelled, so the
 tests and `bench/xray.py` write realistic ones here and compare what a reader reports with what
-was written. The records follow the 2.1.3x samples in ../shared/reference/transcripts (and
+was written. The records follow the 2.1.3x samples in tests/fixtures/claude_code/transcripts (and
 agents.md section 4): the common envelope on every message record; one API response written as
 several `assistant` lines (thinking / text / tool_use, one block a line) sharing `message.id` and
 `requestId`, each repeating `message.usage`, with `output_tokens` larger on the last line; tool
