@@ -28,32 +28,11 @@ The saving of T is the real cost minus the policy's cost, summed over chains.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import NamedTuple
-
 from loremap.xray.costs import OUTPUT, READ, WRITE_1H, WRITE_5M, equivalents
 from loremap.xray.transcripts import Chain
 
 THRESHOLDS = (50_000, 75_000, 100_000, 125_000, 150_000, 200_000, 250_000, 300_000, 400_000)
 HANDOFF = 8_000
-
-
-class Outcome(NamedTuple):
-    threshold: int
-    cost: float  # input-token equivalents under the policy
-    saving: float  # real-run cost minus `cost`
-    compactions: int
-
-
-class Replay(NamedTuple):
-    real: float  # the real run, costed by the replay's model
-    outcomes: list[Outcome]
-
-    @property
-    def best(self) -> Outcome | None:
-        """The threshold with the largest saving, if any saves."""
-        good = [o for o in self.outcomes if o.saving > 0]
-        return max(good, key=lambda o: (o.saving, o.threshold)) if good else None
 
 
 def write_price(chain: Chain) -> float:
@@ -120,19 +99,3 @@ def policy_cost(chain: Chain, threshold: int, handoff: int = HANDOFF) -> tuple[f
         total += _call(context, cached, u.input, u.output, write)
         previous = u.prompt
     return total, compactions
-
-
-def replay(chains: Iterable[Chain], thresholds: Sequence[int] = THRESHOLDS,
-           handoff: int = HANDOFF) -> Replay:
-    """The real-run cost and each threshold's outcome, summed over `chains`."""
-    real = 0.0
-    costs = [0.0] * len(thresholds)
-    counts = [0] * len(thresholds)
-    for chain in chains:
-        real += real_cost(chain)
-        for k, threshold in enumerate(thresholds):
-            cost, n = policy_cost(chain, threshold, handoff)
-            costs[k] += cost
-            counts[k] += n
-    return Replay(real, [Outcome(t, c, real - c, n)
-                         for t, c, n in zip(thresholds, costs, counts, strict=True)])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import statistics
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -240,7 +239,3 @@ def build(chains: Iterable[Chain], prices: Prices, days: int, root: Path,
     meta = {"generated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "root": str(root),
             "days": days, "since": since[:10] if since else None}
     return builder.report(meta)
-
-
-def median(values: list[int]) -> int:
-    return int(statistics.median(values)) if values else 0
