@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -31,6 +32,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import git
+from loremap.vault.fs import file_lock
 
 # npx keeps its downloads under the real home; the tests run with a temporary one.
 NPM_CACHE = Path(os.path.expanduser("~")) / ".npm"
@@ -339,6 +341,36 @@ def test_each_http_client_works_on_the_project_of_its_own_roots(http_server, pro
     assert "SQLite" in theirs and "PostgreSQL" not in theirs
     assert indexed_notes(project) == {"decision-we-use-postgresql-as-the-database"}
     assert indexed_notes(other) == {"decision-we-use-sqlite-as-the-database"}
+
+
+def test_sigterm_lets_a_write_in_flight_finish(http_server, project):
+    lock = project / ".loremap" / ".lock"
+    results: list[str] = []
+
+    async def remember() -> None:
+        async with http_server.client() as c:
+            results.append(text(await c.call_tool("remember", {"facts": [FACT]})))
+
+    worker = threading.Thread(target=anyio.run, args=(remember,))
+    with file_lock(lock, timeout=30):  # the server's write waits for this lock
+        worker.start()
+        fds = Path(f"/proc/{http_server.proc.pid}/fd")
+        deadline = time.monotonic() + 30
+        while not any(_points_at(fd, lock) for fd in fds.iterdir()):  # it is waiting
+            assert time.monotonic() < deadline, "the server never reached the vault lock"
+            time.sleep(0.01)
+        http_server.proc.send_signal(signal.SIGTERM)
+    worker.join(timeout=60)
+    assert http_server.proc.wait(timeout=60) == 0
+    assert results and results[0].startswith("created gotcha-coupons-apply-after-the-cart")
+    assert "gotcha-coupons-apply-after-the-cart-total" in indexed_notes(project)
+
+
+def _points_at(fd: Path, target: Path) -> bool:
+    try:
+        return Path(os.readlink(fd)) == target
+    except OSError:
+        return False
 
 
 def test_sigterm_stops_the_daemon_cleanly(http_server):
