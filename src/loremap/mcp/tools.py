@@ -103,7 +103,7 @@ def read(app: App, args: Args) -> str:
             pass
         else:
             if any(v.exists(target) for v in app.memory.vaults):
-                return _note_text(app, target)
+                return "\n".join(app.memory.page(target))
     path = target.removeprefix("./").strip("/")
     if app.root is not None:
         from loremap.codemap.views import describe_file, file_lines
@@ -116,16 +116,6 @@ def read(app: App, args: Args) -> str:
             return page
     raise NotFound(f"nothing named {target!r}: not a note id, a file of the code map or a "
                    "module (try recall, or map for the modules)")
-
-
-def _note_text(app: App, note_id: str) -> str:
-    loaded, vault = app.memory.read(note_id)
-    out = [f"# {vault.display(loaded.file.path)}",
-           loaded.file.path.read_text(encoding="utf-8").rstrip("\n")]
-    incoming = [e for e in app.store.edges(note_id) if e.dst == note_id and e.src != note_id]
-    if incoming:
-        out += ["", "Linked from:", *(f"- {e.src} ({e.rel})" for e in incoming)]
-    return "\n".join(out)
 
 
 def _module_page(app: App, module: str) -> str | None:

@@ -19,6 +19,7 @@ from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, S
 from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
+    Edge,
     IndexedNote,
     Link,
     Note,
@@ -390,6 +391,20 @@ class Memory:
                                     "`loremap doctor` lists broken links)")
 
     # --- read, list, search, forget ---------------------------------------------------------
+
+    def linked_from(self, note_id: str) -> list[Edge]:
+        """The edges of other nodes pointing at the note."""
+        return [e for e in self.store.edges(note_id) if e.dst == note_id and e.src != note_id]
+
+    def page(self, note_id: str) -> list[str]:
+        """The note as a person or an agent reads it: its file, then what links to it."""
+        loaded, vault = self.read(note_id)
+        out = [f"# {vault.display(loaded.file.path)}",
+               loaded.file.path.read_text(encoding="utf-8").rstrip("\n")]
+        incoming = self.linked_from(note_id)
+        if incoming:
+            out += ["", "Linked from:", *(f"- {e.src} ({e.rel})" for e in incoming)]
+        return out
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = ()
                    ) -> list[IndexedNote]:

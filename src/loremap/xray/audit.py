@@ -11,7 +11,6 @@ hook context), and CLAUDE.md files are measured on disk.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from collections import Counter
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from loremap.text import estimate_tokens
+from loremap.xray.transcripts import home_dir
 
 MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 
@@ -50,7 +50,7 @@ def fixed_context_audit(sessions: Iterable[SessionLike]) -> dict[str, Any]:
     for s in rows:
         for name, tokens in s.parts.items():
             parts.setdefault(name, []).append(tokens)
-    home = Path(os.environ.get("HOME") or Path.home())
+    home = home_dir()
     memory: dict[str, int] = {}
     for cwd in sorted({s.cwd for s in rows if s.cwd}):
         memory.update(claude_md_tokens(Path(cwd), home))

@@ -19,6 +19,7 @@ from loremap.vault.fs import atomic_write
 from loremap.xray.charts import Mark, Series, bars, columns, esc, line, no_data, stacked_bar
 from loremap.xray.costs import OUTPUT, READ, WRITE_1H, WRITE_5M
 from loremap.xray.report import BIG_SESSION
+from loremap.xray.text import count, usd
 
 # (label, colour) per kind of token, the same in every chart and legend.
 KINDS = {"cache_read": ("cache reads", "#3b6fb6"), "cache_write": ("cache writes", "#f28e2b"),
@@ -72,14 +73,6 @@ def render_html(report: dict[str, Any]) -> str:
             f"<body><main>\n{body}\n</main></body></html>\n")
 
 
-def _n(value: float) -> str:
-    return f"{value:,.0f}"
-
-
-def _usd(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.2f}"
-
-
 def _count(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
@@ -89,7 +82,7 @@ def _dollars(row: dict[str, Any]) -> str:
     unpriced = row.get("unpriced_calls", 0)
     if unpriced and unpriced >= row.get("calls", 0):
         return "not priced"
-    return _usd(row["usd"]) + (f" + {unpriced:,} unpriced calls" if unpriced else "")
+    return usd(row["usd"]) + (f" + {unpriced:,} unpriced calls" if unpriced else "")
 
 
 def _stat(value: str, label: str) -> str:
@@ -102,15 +95,15 @@ def _header(report: dict[str, Any]) -> str:
               else "all time")
     out = [f"<header><h1>Token X-ray</h1><p class=\"sub\">{esc(report['root'])} · "
            f"{esc(period)} · generated {esc(report['generated_at'])}</p>",
-           '<div class="stats">', _stat(_n(t["equiv"]), "input-token equivalents"),
-           _stat(_usd(t["usd"]), f"dollars ({report['prices']}"
+           '<div class="stats">', _stat(count(t["equiv"]), "input-token equivalents"),
+           _stat(usd(t["usd"]), f"dollars ({report['prices']}"
                  + (f"; {_count(t['unpriced_calls'], 'call')} not priced)"
                     if t["unpriced_calls"] else ")")),
-           _stat(_n(t["calls"]), "API calls"), _stat(_n(report["session_count"]), "sessions"),
-           _stat(_n(report["files"]), "transcript files"), "</div>",
-           f"<p>Tokens: uncached input {_n(t['input'])} · cache writes "
-           f"{_n(t['cache_write_5m'])} (5 min) + {_n(t['cache_write_1h'])} (1 h) · cache reads "
-           f"{_n(t['cache_read'])} · output {_n(t['output'])}</p>",
+           _stat(count(t["calls"]), "API calls"), _stat(count(report["session_count"]), "sessions"),
+           _stat(count(report["files"]), "transcript files"), "</div>",
+           f"<p>Tokens: uncached input {count(t['input'])} · cache writes "
+           f"{count(t['cache_write_5m'])} (5 min) + {count(t['cache_write_1h'])} (1 h) · "
+           f"cache reads {count(t['cache_read'])} · output {count(t['output'])}</p>",
            f'<p class="note">An input-token equivalent weighs each token by its price relative '
            f"to plain input, the same for every model: cache read ×{READ}, cache write "
            f"×{WRITE_5M} (5 min) or ×{WRITE_1H:g} (1 h), output ×{OUTPUT:g}.</p>"]
@@ -126,9 +119,9 @@ def _header(report: dict[str, Any]) -> str:
 def _saving(rec: dict[str, Any]) -> str:
     if not rec["saving_equiv"]:
         return "saving unknown"
-    usd = rec["saving_usd"]
-    dollars = "< $0.01" if usd == 0 else _usd(usd)  # rounded to 0, yet a saving
-    return (f"saves {rec['saving_share']:.1%} ({_n(rec['saving_equiv'])} equivalents, "
+    saved = rec["saving_usd"]
+    dollars = "< $0.01" if saved == 0 else usd(saved)  # rounded to 0, yet a saving
+    return (f"saves {rec['saving_share']:.1%} ({count(rec['saving_equiv'])} equivalents, "
             f"{dollars})")
 
 
@@ -171,7 +164,7 @@ def _days(report: dict[str, Any]) -> str:
     series = [Series(label, colour, [k[key] for k in kinds])
               for key, (label, colour) in KINDS.items()]
     labels = [str(r["day"])[5:] if len(str(r["day"])) == 10 else str(r["day"]) for r in rows]
-    tips = [f"{r['day']}: {_n(r['equiv'])} equivalents, {_dollars(r)}, {r['calls']:,} calls"
+    tips = [f"{r['day']}: {count(r['equiv'])} equivalents, {_dollars(r)}, {r['calls']:,} calls"
             for r in rows]
     years = sorted({str(r["day"])[:4] for r in rows if len(str(r["day"])) == 10})
     span = f" ({years[0]}–{years[-1]})" if len(years) > 1 else f" ({years[0]})" if years else ""
@@ -189,14 +182,14 @@ def _replay(report: dict[str, Any]) -> str:
         "replay", [f"{r['threshold'] // 1000}k" for r in rows],
         [float(r["saving_share"]) for r in rows], best, (SAVING, SWEET),
         ("compact when the context passes T tokens", "saving vs. real cost"))
-    body = [[f"{r['threshold']:,}", _n(r["equiv"]), _n(r["saving"]), f"{r['saving_share']:.1%}",
-             _n(r["compactions"])] for r in rows]
+    body = [[f"{r['threshold']:,}", count(r["equiv"]), count(r["saving"]),
+             f"{r['saving_share']:.1%}", count(r["compactions"])] for r in rows]
     verdict = ("no threshold would have saved anything" if best is None else
                f"the sweet spot is {replay['best']:,} tokens")
     return ("<h2>Replay: what compacting earlier would have cost</h2><p>Each session replayed "
             "compacting whenever its context passed T, then resuming from the fixed context "
             f"plus a handoff of {replay['handoff_tokens']:,} tokens. Real cost: "
-            f"{_n(replay['real_equiv'])} equivalents; {esc(verdict)}.</p>" + chart
+            f"{count(replay['real_equiv'])} equivalents; {esc(verdict)}.</p>" + chart
             + _table(["threshold T", "equivalents", "saving", "saving share", "compactions"],
                      body, best, numeric=range(5)))
 
@@ -212,7 +205,7 @@ def _session(s: dict[str, Any], index: int) -> str:
     return (f"<figure><h3 class=\"name\" title=\"{esc(s['cwd'])}\">{esc(s['project'])}</h3>"
             f"<div class=\"meta\">{esc(s['session'][:8])} · {esc(s['start'][:16])} → "
             f"{esc(s['end'][:16])} · {esc(s['model'])}<br>{_count(s['calls'], 'call')} · peak "
-            f"{s['peak_context']:,} tokens · {_n(s['equiv'])} equivalents · "
+            f"{s['peak_context']:,} tokens · {count(s['equiv'])} equivalents · "
             f"{esc(_dollars(s))}{esc(extra)}</div>{chart}</figure>")
 
 
@@ -248,9 +241,9 @@ def _usage(rows: list[dict[str, Any]], key: str) -> str:
         name = f'<span class="name">{esc(r[key])}</span>'
         if r.get("cwd"):
             name += f'<br><span class="meta">{esc(r["cwd"])}</span>'
-        body.append([name, _n(r["calls"]), _n(r["input"]),
-                     _n(r["cache_write_5m"] + r["cache_write_1h"]), _n(r["cache_read"]),
-                     _n(r["output"]), _n(r["equiv"]), esc(_dollars(r))])
+        body.append([name, count(r["calls"]), count(r["input"]),
+                     count(r["cache_write_5m"] + r["cache_write_1h"]), count(r["cache_read"]),
+                     count(r["output"]), count(r["equiv"]), esc(_dollars(r))])
     more = (f'<p class="meta">… {len(rows) - TABLE_ROWS} more (--json has them all)</p>'
             if len(rows) > TABLE_ROWS else "")
     return _table([key, "calls", "input", "cache writes", "cache reads", "output",
@@ -259,13 +252,13 @@ def _usage(rows: list[dict[str, Any]], key: str) -> str:
 
 def _fixed(report: dict[str, Any]) -> str:
     f = report["fixed_context"]
-    parts = [[esc(name), _n(tokens)] for name, tokens in f["parts"].items()]
-    memory = [[f'<span class="name">{esc(path)}</span>', _n(tokens)]
+    parts = [[esc(name), count(tokens)] for name, tokens in f["parts"].items()]
+    memory = [[f'<span class="name">{esc(path)}</span>', count(tokens)]
               for path, tokens in f["memory_files"].items()]
     summary = ("No session's first call to measure it from." if not f["sessions"] else
                f"What every call starts with, estimated from {_count(f['sessions'], 'session')}'"
-               f" first call: median {_n(f['median'])} tokens (min {_n(f['min'])}, max "
-               f"{_n(f['max'])}), re-read by {_count(f['calls'], 'call')}.")
+               f" first call: median {count(f['median'])} tokens (min {count(f['min'])}, max "
+               f"{count(f['max'])}), re-read by {_count(f['calls'], 'call')}.")
     return (f"<h2>Fixed context</h2><p>{summary}</p>"
             "<h3>Itemised parts (median tokens)</h3>"
             + _table(["part", "tokens"], parts, numeric=[1])
@@ -274,11 +267,11 @@ def _fixed(report: dict[str, Any]) -> str:
 
 
 def _tools(report: dict[str, Any]) -> str:
-    servers = [[esc(s["name"]), _n(s["calls"])] for s in report["mcp_servers"]]
+    servers = [[esc(s["name"]), count(s["calls"])] for s in report["mcp_servers"]]
     servers += [[f"{esc(name)} <span class=\"meta\">configured, never called</span>", "0"]
                 for name in report["unused_servers"]]
     tools = [[f'<span class="name">{esc(t["name"])}</span>', esc(t["server"] or ""),
-              _n(t["calls"])] for t in report["tools"][:TABLE_ROWS]]
+              count(t["calls"])] for t in report["tools"][:TABLE_ROWS]]
     more = len(report["tools"]) - TABLE_ROWS
     return ("<h2>Tools and MCP servers</h2><h3>MCP servers</h3>"
             + _table(["server", "calls"], servers, numeric=[1]) + "<h3>Tools</h3>"

@@ -10,7 +10,6 @@ corpus. The report is a plain dict: `--json` prints it, the terminal and HTML vi
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from loremap.xray.costs import Prices, equivalents
 from loremap.xray.replay import HANDOFF, THRESHOLDS, fixed_context, policy_cost, real_cost
-from loremap.xray.transcripts import Call, Chain, Compaction, Usage
+from loremap.xray.transcripts import Call, Chain, Compaction, Usage, home_dir
 
 BIG_SESSION = 150_000
 CURVE_POINTS = 120
@@ -59,7 +58,6 @@ class _Session:
         self.compactions: list[Compaction] = []
         self.subagents = 0
         self.fixed = 0
-        self.first_prompt = 0
         self.parts: dict[str, int] = {}
 
     def json(self) -> dict[str, Any]:
@@ -151,7 +149,6 @@ class Builder:
         session.curve = _curve(chain.calls)
         session.compactions = list(chain.compactions)
         session.fixed = fixed_context(chain)
-        session.first_prompt = chain.first_prompt
         session.parts = dict(chain.fixed_parts)
 
     def report(self, meta: dict[str, Any]) -> dict[str, Any]:
@@ -181,7 +178,7 @@ class Builder:
         }
         out["fixed_context"] = fixed_context_audit(sessions)
         out["tools"], out["mcp_servers"] = tool_usage(self.tools)
-        home = Path(os.environ.get("HOME") or Path.home())
+        home = home_dir()
         configured: dict[str, str] = {}
         for cwd in sorted(set(self.project_cwd.values())):
             configured.update(configured_servers(Path(cwd), home))

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def _n(value: float) -> str:
+def count(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _usd(value: float | None) -> str:
+def usd(value: float | None) -> str:
     return "—" if value is None else f"${value:,.2f}"
 
 
@@ -21,7 +21,7 @@ def _table(rows: list[dict[str, Any]], key: str, limit: int) -> list[str]:
         name = str(r[key])
         out.append(f"  {name[:34]:<34} {r['calls']:>7,} {r['input']:>9,} "
                    f"{r['cache_write_5m'] + r['cache_write_1h']:>12,} {r['cache_read']:>13,} "
-                   f"{r['output']:>10,} {_n(r['equiv']):>13} {_usd(r['usd']):>10}")
+                   f"{r['output']:>10,} {count(r['equiv']):>13} {usd(r['usd']):>10}")
     if len(rows) > limit:
         out.append(f"  ... {len(rows) - limit} more (--json has them all)")
     return out
@@ -35,7 +35,7 @@ def render(report: dict[str, Any]) -> list[str]:
            f"  input {t['input']:,} · cache writes {t['cache_write_5m']:,} (5 min) + "
            f"{t['cache_write_1h']:,} (1 h) · cache reads {t['cache_read']:,} · "
            f"output {t['output']:,}",
-           f"  cost: {_n(t['equiv'])} input-token equivalents, {_usd(t['usd'])} "
+           f"  cost: {count(t['equiv'])} input-token equivalents, {usd(t['usd'])} "
            f"({report['prices']})"]
     if report["unpriced_models"]:
         names = ", ".join(f"{m['model']} ({m['calls']} calls)" for m in report["unpriced_models"])
@@ -52,12 +52,12 @@ def render(report: dict[str, Any]) -> list[str]:
         marks = f", {len(r['compactions'])} compactions" if r["compactions"] else ""
         out.append(f"  {r['start'][:16]} {r['session'][:8]} {r['project'][-30:]:<30} "
                    f"peak {r['peak_context']:>8,} tokens, {r['calls']:>5,} calls, "
-                   f"{_n(r['equiv'])} equiv{marks}")
+                   f"{count(r['equiv'])} equiv{marks}")
     out += ["", *_replay(report["replay"]), "", *_fixed(report)]
     out += ["", "Recommendations (largest saving first):"]
     for i, rec in enumerate(report["recommendations"], 1):
-        saving = (f"saves {rec['saving_share']:.0%} ({_n(rec['saving_equiv'])} equiv, "
-                  f"{_usd(rec['saving_usd'])})" if rec["saving_equiv"] else "saving unknown")
+        saving = (f"saves {rec['saving_share']:.0%} ({count(rec['saving_equiv'])} equiv, "
+                  f"{usd(rec['saving_usd'])})" if rec["saving_equiv"] else "saving unknown")
         out += [f"  {i}. {rec['title']} — {saving}", f"     {rec['detail']}"]
     if report["problems"]:
         out += ["", "Skipped: " + ", ".join(f"{k} {v}" for k, v in report["problems"].items())]
@@ -67,10 +67,10 @@ def render(report: dict[str, Any]) -> list[str]:
 def _replay(replay: dict[str, Any]) -> list[str]:
     out = [f"Replay: compact when the context passes T, resume from the fixed context plus a "
            f"{replay['handoff_tokens']:,}-token handoff (real cost: "
-           f"{_n(replay['real_equiv'])} equiv)"]
+           f"{count(replay['real_equiv'])} equiv)"]
     for r in replay["thresholds"]:
         star = "  ← sweet spot" if r["threshold"] == replay["best"] else ""
-        out.append(f"  T = {r['threshold'] // 1000:>3}k: {_n(r['equiv']):>13} equiv, saving "
+        out.append(f"  T = {r['threshold'] // 1000:>3}k: {count(r['equiv']):>13} equiv, saving "
                    f"{r['saving_share']:>6.1%}, {r['compactions']:>4} compactions{star}")
     return out
 

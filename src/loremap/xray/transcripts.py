@@ -86,12 +86,17 @@ class Chain(NamedTuple):
     problems: Counter[str]  # bad_line, truncated, unknown_type, not_utf8
 
 
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$HOME` (which the tests point elsewhere), else the account's home."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("HOME") or Path.home())
+
+
 def transcripts_root(environ: Mapping[str, str] | None = None) -> Path:
     """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
     env = os.environ if environ is None else environ
     base = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    home = Path(env.get("HOME") or Path.home())
-    return (Path(base).expanduser() if base else home / ".claude") / "projects"
+    return (Path(base).expanduser() if base else home_dir(env) / ".claude") / "projects"
 
 
 def project_key(path: Path) -> str:

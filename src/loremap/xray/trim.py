@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,7 +20,7 @@ from typing import Any, NamedTuple
 from loremap.errors import InvalidInput, NotFound
 from loremap.vault.fs import atomic_write
 from loremap.xray.audit import configured_servers, tool_usage
-from loremap.xray.transcripts import read_all, transcripts_root
+from loremap.xray.transcripts import home_dir, read_all, transcripts_root
 
 SETTINGS = Path(".claude") / "settings.local.json"
 RECORD = Path(".claude") / "loremap-trim.json"
@@ -67,9 +66,8 @@ def _read_settings(path: Path) -> dict[str, Any]:
                            "first, nothing was changed") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} is not a JSON object; nothing was changed")
-    deny = data.get("permissions", {}).get("deny", []) if isinstance(
-        data.get("permissions", {}), dict) else None
-    if not isinstance(deny, list):
+    permissions = data.get("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(permissions.get("deny", []), list):
         raise InvalidInput(f"{path}: permissions.deny is not a list; nothing was changed")
     return data
 
@@ -93,7 +91,7 @@ def plan_trim(project: Path, days: int) -> TrimPlan:
         raise NotFound(f"no Claude Code transcripts of {project}"
                        f"{f' in the last {days} days' if days else ''}: nothing shows which "
                        "tools go unused, so nothing is denied")
-    home = Path(os.environ.get("HOME") or Path.home())
+    home = home_dir()
     configured = configured_servers(project, home)
     used = {row["name"]: row["calls"] for row in tool_usage(tools)[1]}
     denied = set(_denied(_read_settings(project / SETTINGS)))

@@ -24,21 +24,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _note(app: App, note_id: str, as_json: bool) -> int:
-    loaded, vault = app.memory.read(note_id)
-    incoming = [e for e in app.store.edges(note_id) if e.dst == note_id and e.src != note_id]
-    if as_json:
-        note = loaded.note._asdict()
-        note["links"] = [{"rel": link.rel.value, "target": link.target}
-                         for link in loaded.note.links]
-        note["file_hashes"] = dict(loaded.note.file_hashes)
-        note["extra"] = dict(loaded.note.extra)
-        emit_json({"note": note, "scope": vault.scope, "path": vault.display(loaded.file.path),
-                   "linked_from": [{"id": e.src, "rel": e.rel} for e in incoming]})
+    if not as_json:
+        lines(app.memory.page(note_id))
         return 0
-    lines([f"# {vault.display(loaded.file.path)}",
-           loaded.file.path.read_text(encoding="utf-8").rstrip("\n")])
-    if incoming:
-        lines(["", "Linked from:", *(f"- {e.src} ({e.rel})" for e in incoming)])
+    loaded, vault = app.memory.read(note_id)
+    note = loaded.note._asdict()
+    note["links"] = [{"rel": link.rel.value, "target": link.target} for link in loaded.note.links]
+    note["file_hashes"] = dict(loaded.note.file_hashes)
+    note["extra"] = dict(loaded.note.extra)
+    emit_json({"note": note, "scope": vault.scope, "path": vault.display(loaded.file.path),
+               "linked_from": [{"id": e.src, "rel": e.rel}
+                               for e in app.memory.linked_from(note_id)]})
     return 0
 
 
