@@ -77,6 +77,18 @@ SETTINGS: tuple[Setting, ...] = (
             "More Host names `loremap serve --http` answers to besides loopback and the bound "
             "address (comma-separated in the environment). The bearer token is read from "
             "`LOREMAP_HTTP_TOKEN` only, never from config.toml."),
+    Setting("hooks.recall_budget", 1500, "LOREMAP_HOOK_BUDGET",
+            "Token budget of what the prompt hook recalls into the agent's context (nothing at "
+            "all when nothing is relevant)."),
+    Setting("hooks.compact_at", 0, "LOREMAP_COMPACT_AT",
+            "Context size (tokens) at which the agent compacts, for the meter hook (0: estimate "
+            "it from Claude Code's own setting, see `loremap compaction show`)."),
+    Setting("hooks.nudge_at", 0.8, "LOREMAP_NUDGE_AT",
+            "Share of the compaction point at which the meter hook asks once to record what was "
+            "learned and save a handoff."),
+    Setting("hooks.explore_calls", 10, "LOREMAP_EXPLORE_CALLS",
+            "Reads and searches after which the stop hook asks once to record what was learned, "
+            "when nothing was recorded in the session (0: never)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

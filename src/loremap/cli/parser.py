@@ -27,6 +27,10 @@ COMMANDS: dict[str, str] = {
     "doctor": "check the vault and the index; --fix repairs what it can",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
     "xray": "where an agent's tokens went, and what early compaction and trimming would save",
+    "hooks": "install or remove loremap's hooks and MCP server in Claude Code's settings",
+    "compaction": "show or set when Claude Code compacts a session (with a backup; --undo)",
+    "slim": "propose moving long, rarely relevant sections of CLAUDE.md / AGENTS.md into notes",
+    "connect": "register loremap with another agent (Codex, Gemini CLI, Cursor, ...); --list",
 }
 
 
@@ -182,6 +186,51 @@ def _xray(p: argparse.ArgumentParser) -> None:
                       help="print machine-readable JSON")
 
 
+def _hooks(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("install", "uninstall", "status"),
+                   help="install, uninstall, or show what is installed")
+    p.add_argument("agent", choices=("claude",), help="the agent (claude: Claude Code)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--user", dest="scope", action="store_const", const="user",
+                       help="all your projects: ~/.claude/settings.json (the default)")
+    scope.add_argument("--project", dest="scope", action="store_const", const="project",
+                       help="this repository only: .claude/settings.json and .mcp.json")
+    p.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
+
+
+def _compaction(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", nargs="?", choices=("set", "show"), default="show",
+                   help="set the window, or show it (the default)")
+    p.add_argument("tokens", nargs="?", default=None, metavar="TOKENS",
+                   help="Claude Code's autoCompactWindow: 100000-1000000 (150k, 1M) or auto")
+    p.add_argument("--undo", action="store_true",
+                   help="restore the value loremap replaced")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--user", dest="scope", action="store_const", const="user",
+                       help="~/.claude/settings.json (the default)")
+    scope.add_argument("--project", dest="scope", action="store_const", const="project",
+                       help="this repository's .claude/settings.local.json")
+    p.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
+
+
+def _slim(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", help="the instruction file, e.g. CLAUDE.md or AGENTS.md")
+    p.add_argument("--apply", action="store_true",
+                   help="write the notes and the slimmer file (the old one is backed up)")
+    p.add_argument("--min-tokens", type=_count, default=None, metavar="N",
+                   help="only propose sections of at least N tokens (default 300)")
+
+
+def _connect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", nargs="?", default=None, metavar="AGENT",
+                   help="codex, gemini, cursor, vscode, windsurf, cline, opencode, continue, "
+                        "goose, zed or claude-desktop")
+    p.add_argument("--list", action="store_true",
+                   help="list the agents and whether loremap is connected to each")
+    p.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
+    p.add_argument("--undo", action="store_true", help="remove what connect added")
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -212,6 +261,10 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
         help="serve streamable HTTP on this address instead of stdio (a non-loopback address "
              "needs LOREMAP_HTTP_TOKEN)"),
     "xray": _xray,
+    "hooks": _hooks,
+    "compaction": _compaction,
+    "slim": _slim,
+    "connect": _connect,
 }
 
 
