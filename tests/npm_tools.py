@@ -22,7 +22,8 @@ PACKAGES = {
     "gemini": "@google/gemini-cli@0.61.0",
 }
 _REAL_HOME = Path(os.path.expanduser("~"))
-TOOLS_DIR = Path(os.environ.get("LOREMAP_TEST_NPM_DIR", _REAL_HOME / ".cache" / "loremap-npm-tools"))
+TOOLS_DIR = Path(os.environ.get("LOREMAP_TEST_NPM_DIR",
+                               _REAL_HOME / ".cache" / "loremap-npm-tools"))
 NPM_CACHE = _REAL_HOME / ".npm"
 
 

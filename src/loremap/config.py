@@ -202,6 +202,11 @@ class UserPaths(NamedTuple):
         cache = _xdg("XDG_CACHE_HOME", ".cache", env) / "loremap"
         return cls(data / "personal", state / "logs", cache)
 
+    @property
+    def state(self) -> Path:
+        """Per-user state that is not a log: what loremap installed in agents' settings."""
+        return self.logs.parent
+
 
 # --- project discovery ----------------------------------------------------------------------
 

@@ -74,8 +74,6 @@ def module_of(path: str) -> str:
 
 def _read(job: _Job) -> CodeFile | Skipped | _Touch:
     """Read, sniff, hash and parse one file (runs in a worker process)."""
-    from loremap.codemap.parse import parse_source
-
     file = job.file
     try:
         with open(os.path.join(job.root, file.path), "rb") as fh:
@@ -93,6 +91,10 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
         return CodeFile(file.path, module, None, st.st_size, mtime, digest, skip=reason)
     if file.language is None:
         return CodeFile(file.path, module, None, st.st_size, mtime, digest)
+    # Only here: a file whose content did not change (a touch) never loads the parsers, so the
+    # session-start hook stays off tree-sitter when nothing changed.
+    from loremap.codemap.parse import parse_source
+
     facts = parse_source(file.path, file.language, data)
     analyzer = _ANALYZERS.get(job.languages)
     if analyzer is None:

@@ -341,6 +341,21 @@ class CodeTables:
         by_path = self.notes_by_path()
         return sorted({note for path in paths for note in by_path.get(path, ())})
 
+    def file_warnings(self, path: str, types: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """(id, type, title, body) of active notes of `types` naming `path`, newest first.
+
+        One query over the notes of those types (the index on kind/type/status), instead of
+        `notes_by_path`'s walk over every note: the pre-tool hook asks this before each read.
+        """
+        marks = ", ".join("?" for _ in types)
+        rows = self.conn.execute(
+            "SELECT id, type, title, body FROM nodes n WHERE kind = 'note' AND status = 'active' "
+            f"AND type IN ({marks}) AND (EXISTS (SELECT 1 FROM json_each(n.files) j "
+            "WHERE j.value = ?) OR EXISTS (SELECT 1 FROM edges e WHERE e.src = n.id AND "
+            "e.dst = ? AND e.origin = 'declared')) ORDER BY recorded_at DESC, id",
+            (*types, path, path))
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
     def module_summaries(self) -> dict[str, str]:
         """Folder path ("" for the root) -> the summary stored on its module node."""
         return {r[0]: r[1] for r in self.conn.execute(
@@ -364,3 +379,11 @@ class CodeTables:
         return {r[0]: r[1] for r in self.conn.execute(
             "SELECT type, count(*) FROM nodes WHERE kind = 'note' AND status = 'active' "
             "GROUP BY type ORDER BY type")}
+
+
+class CodeReader(CodeTables):
+    """The code tables' queries on a connection the caller opened (read-only, for the hooks:
+    no migration, no analyzer, no write lock)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn

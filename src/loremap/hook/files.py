@@ -1,0 +1,83 @@
+"""Before Read, Edit or Write of a file: the gotchas and bugs the project recorded about it.
+
+Said once per file per session (the session state remembers), only for files inside the
+project, and only when there is something to say. The lookup is one indexed query, not a
+search: these notes name the file in their `files` or links.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from loremap.hook.context import additional_context, fence, locate
+
+FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+WARNING_TYPES = ("gotcha", "bug")
+MAX_NOTES = 5
+BODY_CHARS = 600
+
+
+def target_path(payload: Mapping[str, object], root: Path) -> str | None:
+    """The repository path the tool call is about, or None (another tool, outside the repo)."""
+    if payload.get("tool_name") not in FILE_TOOLS:
+        return None
+    given = payload.get("tool_input")
+    if not isinstance(given, dict):
+        return None
+    target = given.get("file_path") or given.get("notebook_path")
+    if not isinstance(target, str) or not target:
+        return None
+    path = Path(target)
+    if not path.is_absolute():
+        cwd = payload.get("cwd")
+        path = (Path(cwd) if isinstance(cwd, str) else root) / path
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def pre_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
+    project = locate(payload, environ)
+    if project is None or project.session_id is None:
+        return ""
+    path = target_path(payload, project.root)
+    if path is None:
+        return ""
+    from loremap.sessions.state import SessionState
+
+    state = SessionState(project.loremap_dir, project.session_id)
+    if state.warned(path):
+        return ""
+    notes = _warnings(project.loremap_dir, path)
+    if not notes:
+        return ""
+    state.mark_warned(path)
+    state.save()
+    lines = [f"Recorded gotchas and bugs about {path}:"]
+    for note_id, note_type, title, body in notes[:MAX_NOTES]:
+        text = " ".join(body.split())
+        if len(text) > BODY_CHARS:
+            text = text[:BODY_CHARS].rsplit(" ", 1)[0] + " …"
+        lines.append(f"- [{note_type}] {title} ({note_id}): {text}")
+    if len(notes) > MAX_NOTES:
+        lines.append(f"({len(notes) - MAX_NOTES} more: read {path} with the read tool)")
+    return additional_context("PreToolUse", fence("file-notes", "\n".join(lines)))
+
+
+def _warnings(loremap_dir: Path, path: str) -> list[tuple[str, str, str, str]]:
+    """The active gotchas and bugs naming `path`, read from the index without opening the App
+    (no vault, no analyzer check): this runs before every file read."""
+    import sqlite3
+    from contextlib import closing
+
+    from loremap.store.sqlite.code import CodeReader
+    from loremap.vault.project import INDEX_FILE
+
+    index = loremap_dir / INDEX_FILE
+    if not index.is_file():
+        return []
+    uri = f"{index.resolve().as_uri()}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True, timeout=2.0)) as conn:
+        return CodeReader(conn).file_warnings(path, WARNING_TYPES)
