@@ -224,8 +224,7 @@ def test_the_meter_nudges_once_at_80_percent_of_the_compaction_point_and_again_a
 def test_the_meter_reads_claude_code_s_own_compaction_window(noted):
     settings = noted / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text('{\n  // early compaction\n  "autoCompactWindow": 150000,\n}\n',
-                        encoding="utf-8")
+    settings.write_text('{\n  "autoCompactWindow": 150000\n}\n', encoding="utf-8")
     t = Transcript(noted / "t.jsonl")
     t.call(94_000)  # 80 % of 117k (150k - 33k) is 93.6k
     text = context_of(hook("post-tool", base(noted, "PostToolUse")), "PostToolUse")
@@ -299,10 +298,14 @@ def test_a_session_id_that_would_escape_the_folder_is_refused(noted, isolated_ho
     assert not (noted / "x.json").exists()
 
 
-def test_a_settings_file_with_errors_leaves_the_meter_on_its_default(noted, isolated_home):
+@pytest.mark.parametrize("text", ['{"autoCompactWindow": 150000,,,',
+                                  '{\n  // early\n  "autoCompactWindow": 150000\n}'])
+def test_a_settings_file_claude_code_cannot_read_leaves_the_meter_on_its_default(
+        noted, isolated_home, text):
+    """Claude Code ignores a settings file with a syntax error or a comment; so does the meter."""
     settings = noted / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text('{"autoCompactWindow": 150000,,,', encoding="utf-8")
+    settings.write_text(text, encoding="utf-8")
     t = Transcript(noted / "t.jsonl")
     t.call(140_000)  # 80 % of the default 167k is 133.6k
     assert "about 167,000" in context_of(hook("post-tool", base(noted, "PostToolUse")),

@@ -6,11 +6,16 @@ its settings files, local over project over user, and `CLAUDE_CODE_AUTO_COMPACT_
 them all. It compacts about 33k tokens before that window: 20k are kept for the answer and
 13k more as a buffer (observed with 2.1.328: a 100k window compacted above ~67k).
 `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` can only bring that point earlier. The meter hook reads this
-on every tool call, so it stays on the standard library (and our JSON-with-comments reader).
+on every tool call, so it stays on the standard library.
+
+Claude Code reads its settings as strict JSON: a file with a comment or a trailing comma is
+ignored whole, without a word (seen with 2.1.328). So loremap reads them strictly too, and
+refuses to edit such a file, saying why, rather than add hooks that would never run.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,19 +62,32 @@ def settings_files(root: Path | None, environ: Mapping[str, str]) -> list[tuple[
     return files
 
 
+def parse_settings(text: str, path: Path) -> dict[str, Any]:
+    """A Claude Code JSON file's object ({} for an empty file); `InvalidInput` naming the file
+    and the problem when Claude Code could not read it either."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        from loremap.agents.jsonc import loads
+
+        loads(text, str(path))  # raises for a syntax error, naming line and column
+        raise InvalidInput(f"{path} has comments or trailing commas, and Claude Code ignores "
+                           f"such a file whole ({exc}); remove them first. Nothing was "
+                           "changed") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path}: expected a JSON object, found {type(data).__name__}; "
+                           "nothing was changed")
+    return data
+
+
 def read_settings(path: Path) -> dict[str, Any]:
-    """The settings object in `path` ({} when there is no file); `InvalidInput` naming the file
-    when it is not a JSON object (comments and trailing commas are fine)."""
+    """The settings object in `path` ({} when there is no file); see `parse_settings`."""
     from loremap.agents.files import read_text_or_none
-    from loremap.agents.jsonc import loads
 
     text = read_text_or_none(path)
-    if text is None or not text.strip():
-        return {}
-    data = loads(text, str(path))
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path}: expected a JSON object, found {type(data).__name__}")
-    return data
+    return {} if text is None else parse_settings(text, path)
 
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmM]?)")

@@ -1,0 +1,234 @@
+"""`loremap hooks install claude`: loremap's hooks and MCP server in Claude Code's settings,
+for those who do not use the plugin.
+
+What loremap adds is recognisable without any record kept elsewhere: its hook handlers run the
+`loremap-hook` program, and its MCP server is named `loremap` and runs `loremap serve`. That
+is the ownership mark uninstall goes by: it removes exactly those handlers (and a matcher group
+or event they leave empty), and the server only if it is still loremap's. Everything else in the
+files, comments and layout included, stays as it was (edits go through `jsonc`), and every
+changed file keeps a backup. A file Claude Code would not read (comments, trailing commas) is
+refused: hooks added there would never run.
+
+User scope writes `~/.claude/settings.json` (hooks) and `~/.claude.json` (`mcpServers`, where
+`claude mcp add -s user` puts servers); project scope writes `.claude/settings.json` and
+`.mcp.json`, which Claude Code asks once to approve.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from loremap.agents import jsonc
+from loremap.agents.claude_settings import parse_settings, user_settings, user_state
+from loremap.agents.files import read_text_or_none, write_with_backup
+from loremap.errors import InvalidInput, NotFound
+
+HOOK_PROGRAM = "loremap-hook"
+SERVER = "loremap"
+
+
+class HookSpec(NamedTuple):
+    event: str              # Claude Code's event name
+    matcher: str | None     # None: every occurrence
+    argument: str           # the `loremap-hook` event
+    timeout: int            # seconds
+
+
+# The same table as plugin/hooks/hooks.json (a test holds them equal).
+HOOKS = (
+    HookSpec("SessionStart", "startup|resume|clear|compact", "session-start", 30),
+    HookSpec("UserPromptSubmit", None, "prompt", 10),
+    HookSpec("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit", "pre-tool", 10),
+    HookSpec("PostToolUse", None, "post-tool", 10),
+    HookSpec("Stop", None, "stop", 10),
+    HookSpec("PreCompact", None, "pre-compact", 30),
+)
+
+
+class Change(NamedTuple):
+    path: Path
+    old: str | None     # None: the file does not exist
+    new: str | None     # None: the file goes
+
+
+class Targets(NamedTuple):
+    settings: Path      # where the hooks go
+    servers: Path       # where the MCP server goes
+
+
+def targets(scope: str, root: Path | None, environ: Mapping[str, str]) -> Targets:
+    if scope == "user":
+        return Targets(user_settings(environ), user_state(environ))
+    if root is None:
+        raise NotFound("--project needs a repository: run it inside one (or use --user)")
+    return Targets(root / ".claude" / "settings.json", root / ".mcp.json")
+
+
+def executable(name: str) -> str:
+    """The absolute path of our console script `name`: beside this Python first (a venv or
+    pipx install), else on PATH; `NotFound` when it is in neither."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        raise NotFound(f"{name} is not installed beside {sys.executable} nor on PATH: install "
+                       "loremap with `pipx install 'loremap[mcp]'`")
+    return str(Path(found).resolve())
+
+
+def _ours(handler: object) -> bool:
+    return isinstance(handler, dict) and HOOK_PROGRAM in str(handler.get("command", ""))
+
+
+def _group(spec: HookSpec, program: str) -> dict[str, Any]:
+    handler = {"type": "command", "command": f"{shlex.quote(program)} {spec.argument}",
+               "timeout": spec.timeout}
+    group: dict[str, Any] = {"hooks": [handler]}
+    if spec.matcher is not None:
+        group = {"matcher": spec.matcher, **group}
+    return group
+
+
+def _load(text: str, path: Path) -> dict[str, Any]:
+    data = parse_settings(text, path)
+    for key in ("hooks", "mcpServers"):
+        if key in data and not isinstance(data[key], dict):
+            raise InvalidInput(f"{path}: `{key}` is not an object; nothing was changed")
+    return data
+
+
+def _without_ours(text: str, path: Path, keep: frozenset[str] = frozenset()) -> str:
+    """`text` without loremap's hook handlers (but those running a command in `keep`),
+    removing what they leave empty: a matcher group, an event, the `hooks` object."""
+    data = _load(text, path)
+    for event, groups in list(data.get("hooks", {}).items()):
+        if not isinstance(groups, list):
+            continue
+        for g in reversed(range(len(groups))):
+            handlers = groups[g].get("hooks") if isinstance(groups[g], dict) else None
+            if not isinstance(handlers, list):
+                continue
+            drop = [h for h in range(len(handlers)) if _ours(handlers[h])
+                    and handlers[h].get("command") not in keep]
+            if drop and len(drop) == len(handlers):
+                text = jsonc.remove(text, ["hooks", event, g], str(path))
+            else:
+                for h in reversed(drop):
+                    text = jsonc.remove(text, ["hooks", event, g, "hooks", h], str(path))
+        if not _load(text, path)["hooks"][event]:
+            text = jsonc.remove(text, ["hooks", event], str(path))
+    if "hooks" in data and not _load(text, path)["hooks"]:
+        text = jsonc.remove(text, ["hooks"], str(path))
+    return text
+
+
+def _with_hooks(text: str, path: Path, program: str) -> str:
+    """`text` with loremap's hooks, once each; handlers of another `loremap-hook` (a moved
+    install) are replaced."""
+    commands = {spec: _group(spec, program)["hooks"][0]["command"] for spec in HOOKS}
+    text = _without_ours(text, path, keep=frozenset(commands.values()))
+    for spec, command in commands.items():
+        groups = _load(text, path).get("hooks", {}).get(spec.event, [])
+        present = any(isinstance(g, dict) and any(
+            isinstance(h, dict) and h.get("command") == command for h in g.get("hooks", []))
+            for g in groups if isinstance(groups, list))
+        if not present:
+            text = jsonc.append(text, ["hooks", spec.event], _group(spec, program), str(path))
+    return text
+
+
+def _server(loremap: str, project: Path | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "stdio", "command": loremap, "args": ["serve"]}
+    if project is not None:
+        entry["env"] = {"LOREMAP_PROJECT_DIR": str(project)}
+    return entry
+
+
+def _server_is_ours(entry: object) -> bool:
+    return isinstance(entry, dict) and Path(str(entry.get("command", ""))).name == SERVER and \
+        entry.get("args") == ["serve"]
+
+
+def _read(path: Path) -> str | None:
+    return read_text_or_none(path)
+
+
+def plan_install(scope: str, root: Path | None, environ: Mapping[str, str]) -> list[Change]:
+    """The files `hooks install` would change (read and checked; nothing written)."""
+    where = targets(scope, root, environ)
+    program, loremap = executable(HOOK_PROGRAM), executable("loremap")
+    changes = []
+    old = _read(where.settings)
+    changes.append(Change(where.settings, old, _with_hooks(old or "{}\n", where.settings,
+                                                          program)))
+    old_servers = _read(where.servers)
+    text = old_servers or "{}\n"
+    current = _load(text, where.servers).get("mcpServers", {}).get(SERVER)
+    if current is not None and not _server_is_ours(current):
+        raise InvalidInput(f"{where.servers} already has an MCP server named {SERVER!r} that "
+                           "is not `loremap serve`; rename or remove it first. Nothing was "
+                           "changed")
+    entry = _server(loremap, root if scope == "project" else None)
+    changes.append(Change(where.servers, old_servers,
+                          jsonc.set_value(text, ["mcpServers", SERVER], entry, str(where.servers))))
+    return [c for c in changes if c.old != c.new]
+
+
+def plan_uninstall(scope: str, root: Path | None, environ: Mapping[str, str]) -> list[Change]:
+    """The files `hooks uninstall` would change."""
+    where = targets(scope, root, environ)
+    changes = []
+    old = _read(where.settings)
+    if old is not None:
+        changes.append(Change(where.settings, old, _emptied(where.settings,
+                                                            _without_ours(old, where.settings))))
+    old_servers = _read(where.servers)
+    if old_servers is not None:
+        entry = _load(old_servers, where.servers).get("mcpServers", {}).get(SERVER)
+        if _server_is_ours(entry):
+            text = jsonc.remove(old_servers, ["mcpServers", SERVER], str(where.servers))
+            if not _load(text, where.servers)["mcpServers"]:
+                text = jsonc.remove(text, ["mcpServers"], str(where.servers))
+            changes.append(Change(where.servers, old_servers, _emptied(where.servers, text)))
+    return [c for c in changes if c.old != c.new]
+
+
+def _emptied(path: Path, text: str) -> str | None:
+    """None (delete the file) when loremap created it and nothing else is left in it.
+
+    A file loremap created has no backup: the first write of an existing file keeps one."""
+    created = not path.with_name(path.name + ".loremap-backup").exists()
+    return None if created and _load(text, path) == {} else text
+
+
+def status(scope: str, root: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
+    """What is installed where: the hook events with loremap's handler, and the server."""
+    where = targets(scope, root, environ)
+    text = _read(where.settings) or "{}"
+    hooks = _load(text, where.settings).get("hooks", {})
+    events = sorted(event for event, groups in hooks.items() if isinstance(groups, list) and any(
+        isinstance(g, dict) and any(_ours(h) for h in g.get("hooks", []) or [])
+        for g in groups))
+    servers = _load(_read(where.servers) or "{}", where.servers).get("mcpServers", {})
+    return {"scope": scope, "settings": str(where.settings), "hooks": events,
+            "servers_file": str(where.servers),
+            "server": _server_is_ours(servers.get(SERVER)) if isinstance(servers, dict) else False}
+
+
+def apply(changes: list[Change]) -> list[str]:
+    """Write `changes`; returns one line per file (with its backup)."""
+    out = []
+    for change in changes:
+        if change.new is None:  # a file loremap created, holding nothing else now
+            change.path.unlink()
+            out.append(f"removed {change.path} (loremap had created it)")
+            continue
+        backup = write_with_backup(change.path, change.new)
+        out.append(f"wrote {change.path}" + (f" (backup {backup})" if backup else ""))
+    return out
