@@ -26,7 +26,8 @@ USER_SETTINGS = """{
     "permissions": {"allow": ["Bash(git status)"]}
 }
 """
-CLAUDE_JSON = '{\n  "numStartups": 4,\n  "mcpServers": {\n    "github": {"command": "gh-mcp"}\n  }\n}\n'
+CLAUDE_JSON = ('{\n  "numStartups": 4,\n  "mcpServers": {\n    "github": {"command": "gh-mcp"}\n'
+               '  }\n}\n')
 
 
 @pytest.fixture
@@ -195,7 +196,7 @@ def test_compaction_dry_run_writes_nothing(claude_home, repo, cli):
     assert "nothing to undo" in cli("compaction", "--undo").err
 
 
-# --- the real Claude Code reads what install wrote -------------------------------------------------
+# --- the real Claude Code reads what install wrote ---------------------------------------
 
 
 @pytest.mark.slow
