@@ -19,6 +19,10 @@ from loremap.errors import InvalidInput, NotFound
 
 LOREMAP_DIR = ".loremap"
 CONFIG_FILE = "config.toml"
+# Claude Code compacts this many tokens before its `autoCompactWindow` (20k kept for the answer,
+# 13k of buffer; observed with 2.1.328). The X-ray's advice and `loremap compaction` share it.
+CLAUDE_COMPACT_MARGIN = 33_000
+CLAUDE_MIN_WINDOW = 100_000
 
 SettingValue = str | int | float | bool | tuple[str, ...]
 

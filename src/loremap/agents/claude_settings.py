@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from loremap.config import CLAUDE_COMPACT_MARGIN as COMPACT_MARGIN
+from loremap.config import CLAUDE_MIN_WINDOW as MIN_WINDOW
 from loremap.errors import InvalidInput
 
 DEFAULT_WINDOW = 200_000
-MIN_WINDOW = 100_000
 MAX_WINDOW = 1_000_000
-COMPACT_MARGIN = 33_000
 KEY = "autoCompactWindow"
 ENV_WINDOW = "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
 ENV_PCT = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from loremap.config import CLAUDE_COMPACT_MARGIN, CLAUDE_MIN_WINDOW
 from loremap.text import estimate_tokens
 from loremap.xray.transcripts import home_dir
 
@@ -114,8 +115,8 @@ def recommendations(report: dict[str, Any]) -> list[dict[str, Any]]:
         add(row["saving"], f"Compact at {row['threshold'] // 1000}k tokens",
             f"Compacting whenever the context passed {row['threshold']:,} tokens and resuming "
             f"from an {replay['handoff_tokens']:,}-token handoff would have cost "
-            f"{row['saving_share']:.0%} less ({row['compactions']} compactions). Set it with "
-            f"`loremap compaction set {row['threshold']}` and save handoffs before compacting.")
+            f"{row['saving_share']:.0%} less ({row['compactions']} compactions). "
+            + _compaction_advice(row["threshold"]))
     fixed = report["fixed_context"]
     calls = fixed["calls"]
     per_1k = 100.0 * calls
@@ -138,3 +139,17 @@ def recommendations(report: dict[str, Any]) -> list[dict[str, Any]]:
             f"message; each 1,000 fewer saves about {per_1k:,.0f} equivalents over these "
             f"{calls:,} calls.")
     return sorted(out, key=lambda r: -r["saving_equiv"])
+
+
+def _compaction_advice(threshold: int) -> str:
+    """How to get compaction at `threshold` from Claude Code, which compacts a fixed margin
+    before its window and takes no window under 100k."""
+    window = threshold + CLAUDE_COMPACT_MARGIN
+    if window < CLAUDE_MIN_WINDOW:
+        earliest = CLAUDE_MIN_WINDOW - CLAUDE_COMPACT_MARGIN
+        return (f"The earliest Claude Code allows is `loremap compaction set "
+                f"{CLAUDE_MIN_WINDOW}` (it compacts at ~{earliest:,}); save handoffs before "
+                "compacting.")
+    return (f"Set it with `loremap compaction set {window}` (Claude Code compacts ~"
+            f"{CLAUDE_COMPACT_MARGIN // 1000}k before that window) and save handoffs before "
+            "compacting.")
