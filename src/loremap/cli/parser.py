@@ -186,16 +186,21 @@ def _xray(p: argparse.ArgumentParser) -> None:
                       help="print machine-readable JSON")
 
 
+def _claude_scope(p: argparse.ArgumentParser, user: str, project: str) -> None:
+    """Which of Claude Code's settings files a command edits, and --dry-run."""
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--user", dest="scope", action="store_const", const="user", help=user)
+    scope.add_argument("--project", dest="scope", action="store_const", const="project",
+                       help=project)
+    p.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
+
+
 def _hooks(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("install", "uninstall", "status"),
                    help="install, uninstall, or show what is installed")
     p.add_argument("agent", choices=("claude",), help="the agent (claude: Claude Code)")
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--user", dest="scope", action="store_const", const="user",
-                       help="all your projects: ~/.claude/settings.json (the default)")
-    scope.add_argument("--project", dest="scope", action="store_const", const="project",
-                       help="this repository only: .claude/settings.json and .mcp.json")
-    p.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
+    _claude_scope(p, "all your projects: ~/.claude/settings.json (the default)",
+                  "this repository only: .claude/settings.json and .mcp.json")
 
 
 def _compaction(p: argparse.ArgumentParser) -> None:
@@ -205,12 +210,8 @@ def _compaction(p: argparse.ArgumentParser) -> None:
                    help="Claude Code's autoCompactWindow: 100000-1000000 (150k, 1M) or auto")
     p.add_argument("--undo", action="store_true",
                    help="restore the value loremap replaced")
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--user", dest="scope", action="store_const", const="user",
-                       help="~/.claude/settings.json (the default)")
-    scope.add_argument("--project", dest="scope", action="store_const", const="project",
-                       help="this repository's .claude/settings.local.json")
-    p.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
+    _claude_scope(p, "~/.claude/settings.json (the default)",
+                  "this repository's .claude/settings.local.json")
 
 
 def _slim(p: argparse.ArgumentParser) -> None:
