@@ -126,3 +126,17 @@ def remove_with_backup(path: Path) -> Path | None:
     backup = _backup(target, old, mode)
     path.unlink()
     return backup
+
+
+def unified_diff(old: str | None, new: str | None, shown: str) -> str:
+    """A unified diff of one file's change, for dry runs (None: the file does not exist, shown
+    as `/dev/null`); every line ends with a newline."""
+    import difflib
+
+    def lines(text: str | None) -> list[str]:
+        return [line if line.endswith("\n") else line + "\n"
+                for line in (text or "").splitlines(keepends=True)]
+
+    return "".join(difflib.unified_diff(
+        lines(old), lines(new), fromfile="/dev/null" if old is None else shown,
+        tofile="/dev/null" if new is None else shown))

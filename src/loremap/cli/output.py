@@ -28,12 +28,3 @@ def count(n: int, noun: str) -> str:
     """`1 note`, `3 notes`."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
-
-def diff(path: object, old: str | None, new: str | None) -> list[str]:
-    """A unified diff of one file's change (`--dry-run`): None is a missing file."""
-    import difflib
-
-    return [line.rstrip("\n") for line in difflib.unified_diff(
-        (old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
-        fromfile=f"{path}" if old is not None else "/dev/null",
-        tofile=f"{path}" if new is not None else "/dev/null")]

@@ -11,7 +11,8 @@ from pathlib import Path
 from loremap.agents import claude_compaction as compaction
 from loremap.agents.claude_install import Change
 from loremap.agents.claude_settings import ENV_WINDOW, KEY
-from loremap.cli.output import diff, emit_json, lines, warn
+from loremap.agents.files import unified_diff
+from loremap.cli.output import emit_json, lines, warn
 from loremap.config import find_project_root
 from loremap.errors import InvalidInput
 
@@ -49,7 +50,8 @@ def _write(change: Change, args: argparse.Namespace, after: Callable[[], None],
             emit_json({"path": str(change.path), "old": change.old, "new": change.new,
                        "dry_run": True})
         else:
-            lines([*diff(change.path, change.old, change.new), "(dry run: nothing was written)"])
+            lines([unified_diff(change.old, change.new, str(change.path)).rstrip("\n"),
+                   "(dry run: nothing was written)"])
         return 0
     backup = compaction.write(change) if change.old != change.new else None
     after()

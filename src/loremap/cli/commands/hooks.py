@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 
 from loremap.agents import claude_install
-from loremap.cli.output import diff, emit_json, lines, warn
+from loremap.agents.files import unified_diff
+from loremap.cli.output import emit_json, lines, warn
 from loremap.config import find_project_root
 
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.dry_run:
         for change in changes:
-            lines(diff(change.path, change.old, change.new))
+            lines([unified_diff(change.old, change.new, str(change.path)).rstrip("\n")])
         lines(["(dry run: nothing was written)"])
         return 0
     lines(claude_install.apply(changes))
