@@ -126,7 +126,8 @@ def test_after_compaction_the_handoff_and_the_session_record_come_back(noted, cl
     t.call(50_000, ("Read", {"file_path": str(noted / "src" / "auth" / "login.ts")}))
     ids = t.call(60_000, ("Edit", {"file_path": str(noted / "src" / "auth" / "session.py"),
                                    "old_string": "a", "new_string": "b"}),
-                 ("Bash", {"command": "pytest -q tests/test_auth.py"}))
+                 ("Bash", {"command": "pytest -q tests/test_auth.py"}),
+                 ("Bash", {"command": "GITHUB_TOKEN=ghp_" + "a1B2" * 9 + " gh api /user"}))
     t.error(ids[1], "Exit code 1: 2 failed")
     assert hook("pre-compact", base(noted, "PreCompact", trigger="auto")).stdout == ""
     t.compact()
@@ -138,6 +139,8 @@ def test_after_compaction_the_handoff_and_the_session_record_come_back(noted, cl
     assert "src/auth/session.py" in text and "pytest -q tests/test_auth.py" in text
     assert "Bash: Exit code 1: 2 failed" in text
     assert "# Map of" in text
+    record = next((noted / ".loremap" / "sessions").glob("*.record.md")).read_text("utf-8")
+    assert "gh api /user" in record and "ghp_" + "a1B2" * 9 not in record
 
 
 # --- prompt -------------------------------------------------------------------------------
@@ -321,3 +324,21 @@ def test_an_unwritable_session_folder_fails_open(noted, isolated_home):
     assert (result.returncode, result.stdout) == (0, "")
     assert len(hook_log(isolated_home)) == 1
     assert sessions.read_text(encoding="utf-8") == "not a folder"
+
+
+@pytest.mark.parametrize("event", ["session-start", "prompt", "pre-tool", "post-tool", "stop",
+                                   "pre-compact"])
+def test_an_unwritable_home_never_breaks_a_hook(noted, tmp_path, event):
+    """Home (logs, personal vault, caches) under a regular file: nothing there can be written,
+    not even the log line. The hook still exits 0 and writes nothing to stderr; its stdout, if
+    any, is one JSON object."""
+    blocker = tmp_path / "home-is-a-file"
+    blocker.write_text("x", encoding="utf-8")
+    payload = {**read_payload(noted, "src/auth/login.ts"), "source": "startup",
+               "prompt": "why does the login token expire?", "trigger": "auto",
+               "stop_hook_active": False}
+    result = hook(event, payload, {"LOREMAP_HOME": str(blocker / "loremap"),
+                                   "HOME": str(blocker)})
+    assert (result.returncode, result.stderr) == (0, "")
+    if result.stdout:
+        assert isinstance(json.loads(result.stdout), dict)

@@ -45,9 +45,13 @@ def pre_compact(payload: Mapping[str, object], environ: Mapping[str, str]) -> st
     state = SessionState(project.loremap_dir, project.session_id)
     trigger = payload.get("trigger")
     done = activity(project.transcript, project.root)
-    state.write_record(render_record(project.session_id,
-                                     trigger if isinstance(trigger, str) else "auto", done,
-                                     dt.datetime.now(dt.UTC)))
+    text = render_record(project.session_id, trigger if isinstance(trigger, str) else "auto",
+                         done, dt.datetime.now(dt.UTC))
+    # Commands and errors may hold a token typed on a command line; the record is a new copy
+    # on disk (and goes back into the context), so credentials are redacted first.
+    from loremap.vault.secrets import redact, scan
+
+    state.write_record(redact(text, scan(text)))
     state.next_epoch()
     state.save()
     return ""
