@@ -5,9 +5,9 @@ What loremap adds is recognisable without any record kept elsewhere: its hook ha
 `loremap-hook` program, and its MCP server is named `loremap` and runs `loremap serve`. That
 is the ownership mark uninstall goes by: it removes exactly those handlers (and a matcher group
 or event they leave empty), and the server only if it is still loremap's. Everything else in the
-files, comments and layout included, stays as it was (edits go through `jsonc`), and every
-changed file keeps a backup. A file Claude Code would not read (comments, trailing commas) is
-refused: hooks added there would never run.
+files, layout included, stays as it was (the JSON edits are `loremap connect`'s, in
+`connect_edits`), and every changed file keeps a backup. A file Claude Code would not read
+(comments, trailing commas) is refused: hooks added there would never run.
 
 User scope writes `~/.claude/settings.json` (hooks) and `~/.claude.json` (`mcpServers`, where
 `claude mcp add -s user` puts servers); project scope writes `.claude/settings.json` and
@@ -23,12 +23,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from loremap.agents import jsonc
 from loremap.agents.claude_settings import parse_settings, user_settings, user_state
+from loremap.agents.connect_edits import HOOK_PROGRAM, JsonEntry, JsonHooks, ours
 from loremap.agents.files import read_text_or_none, write_with_backup
 from loremap.errors import InvalidInput, NotFound
 
-HOOK_PROGRAM = "loremap-hook"
 SERVER = "loremap"
 
 
@@ -82,10 +81,6 @@ def executable(name: str) -> str:
     return str(Path(found).resolve())
 
 
-def _ours(handler: object) -> bool:
-    return isinstance(handler, dict) and HOOK_PROGRAM in str(handler.get("command", ""))
-
-
 def _group(spec: HookSpec, program: str) -> dict[str, Any]:
     handler = {"type": "command", "command": f"{shlex.quote(program)} {spec.argument}",
                "timeout": spec.timeout}
@@ -103,51 +98,17 @@ def _load(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-def _without_ours(text: str, path: Path, keep: frozenset[str] = frozenset()) -> str:
-    """`text` without loremap's hook handlers (but those running a command in `keep`),
-    removing what they leave empty: a matcher group, an event, the `hooks` object."""
-    data = _load(text, path)
-    for event, groups in list(data.get("hooks", {}).items()):
-        if not isinstance(groups, list):
-            continue
-        for g in reversed(range(len(groups))):
-            handlers = groups[g].get("hooks") if isinstance(groups[g], dict) else None
-            if not isinstance(handlers, list):
-                continue
-            drop = [h for h in range(len(handlers)) if _ours(handlers[h])
-                    and handlers[h].get("command") not in keep]
-            if drop and len(drop) == len(handlers):
-                text = jsonc.remove(text, ["hooks", event, g], str(path))
-            else:
-                for h in reversed(drop):
-                    text = jsonc.remove(text, ["hooks", event, g, "hooks", h], str(path))
-        if not _load(text, path)["hooks"][event]:
-            text = jsonc.remove(text, ["hooks", event], str(path))
-    if "hooks" in data and not _load(text, path)["hooks"]:
-        text = jsonc.remove(text, ["hooks"], str(path))
-    return text
+def _hooks(path: Path, program: str) -> JsonHooks:
+    """The hooks edit `loremap connect` makes for Codex and Gemini, with Claude Code's table:
+    handlers of another `loremap-hook` (a moved install) are replaced, not added to."""
+    return JsonHooks(path, "hooks", tuple((spec.event, _group(spec, program)) for spec in HOOKS))
 
 
-def _with_hooks(text: str, path: Path, program: str) -> str:
-    """`text` with loremap's hooks, once each; handlers of another `loremap-hook` (a moved
-    install) are replaced."""
-    commands = {spec: _group(spec, program)["hooks"][0]["command"] for spec in HOOKS}
-    text = _without_ours(text, path, keep=frozenset(commands.values()))
-    for spec, command in commands.items():
-        groups = _load(text, path).get("hooks", {}).get(spec.event, [])
-        present = any(isinstance(g, dict) and any(
-            isinstance(h, dict) and h.get("command") == command for h in g.get("hooks", []))
-            for g in groups if isinstance(groups, list))
-        if not present:
-            text = jsonc.append(text, ["hooks", spec.event], _group(spec, program), str(path))
-    return text
-
-
-def _server(loremap: str, project: Path | None) -> dict[str, Any]:
+def _server_entry(path: Path, loremap: str, project: Path | None) -> JsonEntry:
     entry: dict[str, Any] = {"type": "stdio", "command": loremap, "args": ["serve"]}
     if project is not None:
         entry["env"] = {"LOREMAP_PROJECT_DIR": str(project)}
-    return entry
+    return JsonEntry(path, "MCP server", ("mcpServers", SERVER), entry)
 
 
 def _server_is_ours(entry: object) -> bool:
@@ -155,28 +116,21 @@ def _server_is_ours(entry: object) -> bool:
         entry.get("args") == ["serve"]
 
 
-def _read(path: Path) -> str | None:
-    return read_text_or_none(path)
-
-
 def plan_install(scope: str, root: Path | None, environ: Mapping[str, str]) -> list[Change]:
     """The files `hooks install` would change (read and checked; nothing written)."""
     where = targets(scope, root, environ)
     program, loremap = executable(HOOK_PROGRAM), executable("loremap")
-    changes = []
-    old = _read(where.settings)
-    changes.append(Change(where.settings, old, _with_hooks(old or "{}\n", where.settings,
-                                                          program)))
-    old_servers = _read(where.servers)
-    text = old_servers or "{}\n"
-    current = _load(text, where.servers).get("mcpServers", {}).get(SERVER)
+    old = read_text_or_none(where.settings)
+    _load(old or "", where.settings)
+    changes = [Change(where.settings, old, _hooks(where.settings, program).add(old or "{}\n"))]
+    old_servers = read_text_or_none(where.servers)
+    current = _load(old_servers or "", where.servers).get("mcpServers", {}).get(SERVER)
     if current is not None and not _server_is_ours(current):
         raise InvalidInput(f"{where.servers} already has an MCP server named {SERVER!r} that "
                            "is not `loremap serve`; rename or remove it first. Nothing was "
                            "changed")
-    entry = _server(loremap, root if scope == "project" else None)
-    changes.append(Change(where.servers, old_servers,
-                          jsonc.set_value(text, ["mcpServers", SERVER], entry, str(where.servers))))
+    server = _server_entry(where.servers, loremap, root if scope == "project" else None)
+    changes.append(Change(where.servers, old_servers, server.add(old_servers or "{}\n")))
     return [c for c in changes if c.old != c.new]
 
 
@@ -184,18 +138,19 @@ def plan_uninstall(scope: str, root: Path | None, environ: Mapping[str, str]) ->
     """The files `hooks uninstall` would change."""
     where = targets(scope, root, environ)
     changes = []
-    old = _read(where.settings)
+    old = read_text_or_none(where.settings)
     if old is not None:
-        changes.append(Change(where.settings, old, _emptied(where.settings,
-                                                            _without_ours(old, where.settings))))
-    old_servers = _read(where.servers)
+        _load(old, where.settings)
+        dropped = _hooks(where.settings, "").drop(old)  # drop takes every handler of ours
+        assert dropped is not None
+        changes.append(Change(where.settings, old, _emptied(where.settings, dropped)))
+    old_servers = read_text_or_none(where.servers)
     if old_servers is not None:
         entry = _load(old_servers, where.servers).get("mcpServers", {}).get(SERVER)
         if _server_is_ours(entry):
-            text = jsonc.remove(old_servers, ["mcpServers", SERVER], str(where.servers))
-            if not _load(text, where.servers)["mcpServers"]:
-                text = jsonc.remove(text, ["mcpServers"], str(where.servers))
-            changes.append(Change(where.servers, old_servers, _emptied(where.servers, text)))
+            dropped = _server_entry(where.servers, "", None).drop(old_servers)
+            assert dropped is not None
+            changes.append(Change(where.servers, old_servers, _emptied(where.servers, dropped)))
     return [c for c in changes if c.old != c.new]
 
 
@@ -210,12 +165,12 @@ def _emptied(path: Path, text: str) -> str | None:
 def status(scope: str, root: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
     """What is installed where: the hook events with loremap's handler, and the server."""
     where = targets(scope, root, environ)
-    text = _read(where.settings) or "{}"
+    text = read_text_or_none(where.settings) or "{}"
     hooks = _load(text, where.settings).get("hooks", {})
     events = sorted(event for event, groups in hooks.items() if isinstance(groups, list) and any(
-        isinstance(g, dict) and any(_ours(h) for h in g.get("hooks", []) or [])
+        isinstance(g, dict) and any(ours(h) for h in g.get("hooks", []) or [])
         for g in groups))
-    servers = _load(_read(where.servers) or "{}", where.servers).get("mcpServers", {})
+    servers = _load(read_text_or_none(where.servers) or "{}", where.servers).get("mcpServers", {})
     return {"scope": scope, "settings": str(where.settings), "hooks": events,
             "servers_file": str(where.servers),
             "server": _server_is_ours(servers.get(SERVER)) if isinstance(servers, dict) else False}

@@ -93,8 +93,10 @@ def _codex(c: Context) -> list[Edit]:
         TomlTable(c.codex_home / "config.toml", MCP, ("mcp_servers", SERVER), c.stdio(False)),
         MarkedBlock(c.root / "AGENTS.md", RULES),
         JsonHooks(c.codex_home / "hooks.json", HOOKS, (
-            ("SessionStart", {"type": "command", "command": c.hook_command("session-start")}),
-            ("UserPromptSubmit", {"type": "command", "command": c.hook_command("prompt")}))),
+            ("SessionStart", {"hooks": [{"type": "command",
+                                         "command": c.hook_command("session-start")}]}),
+            ("UserPromptSubmit", {"hooks": [{"type": "command",
+                                             "command": c.hook_command("prompt")}]}))),
     ]
 
 
@@ -103,10 +105,11 @@ def _gemini(c: Context) -> list[Edit]:
     return [
         JsonEntry(settings, MCP, ("mcpServers", SERVER), c.stdio(True)),
         JsonHooks(settings, HOOKS, (
-            ("SessionStart", {"type": "command", "command": c.hook_command("session-start"),
-                              "name": "loremap"}),
-            ("BeforeAgent", {"type": "command", "command": c.hook_command("prompt"),
-                             "name": "loremap"}))),
+            ("SessionStart", {"hooks": [{"type": "command",
+                                         "command": c.hook_command("session-start"),
+                                         "name": "loremap"}]}),
+            ("BeforeAgent", {"hooks": [{"type": "command", "command": c.hook_command("prompt"),
+                                        "name": "loremap"}]}))),
         MarkedBlock(c.root / "GEMINI.md", RULES),
     ]
 

@@ -134,7 +134,8 @@ class JsonEntry(Edit):
         return prune(jsonc.remove(old, self.keys, self.shown), self.keys[:-1], self.shown)
 
 
-def _ours(handler: Any) -> bool:
+def ours(handler: Any) -> bool:
+    """Whether a hook handler is loremap's: its command runs `loremap-hook`."""
     return isinstance(handler, dict) and HOOK_PROGRAM in str(handler.get("command", ""))
 
 
@@ -145,13 +146,22 @@ def _handlers(group: Any) -> list[Any]:
 
 @dataclass(frozen=True)
 class JsonHooks(Edit):
-    """Claude-style hooks: `hooks.<Event>: [{"hooks": [{"type": "command", ...}]}]`.
+    """Claude-style hooks: `hooks.<Event>: [{"matcher": ..., "hooks": [{"type": "command",
+    ...}]}]` (Claude Code's settings, Codex's hooks.json, Gemini CLI's settings).
 
     Ours are the handlers whose command names `loremap-hook`; each event gets one group of its
-    own holding one handler. A group of the user's that also holds one of ours loses only ours.
+    own (`groups`: event, group). A group of the user's that also holds one of ours loses only
+    ours. Handlers of ours in other events (left by an older loremap) go on add, and every
+    handler of ours goes on drop.
     """
 
-    handlers: tuple[tuple[str, dict[str, Any]], ...]  # (event, handler)
+    groups: tuple[tuple[str, dict[str, Any]], ...]  # (event, the group we add)
+
+    def _events(self, text: str) -> list[str]:
+        hooks = _at(_object(jsonc.loads(text, self.shown), self.shown), ("hooks",), self.shown)
+        if hooks is not None and not isinstance(hooks, dict):
+            raise InvalidInput(f"{self.shown}: hooks is not an object")
+        return list(hooks or {})
 
     def _groups(self, data: dict[str, Any], event: str) -> list[Any]:
         groups = _at(data, ("hooks", event), self.shown)
@@ -165,36 +175,38 @@ class JsonHooks(Edit):
         data = _object(jsonc.loads(text, self.shown), self.shown)
         for g, group in reversed(list(enumerate(self._groups(data, event)))):
             handlers = _handlers(group)
-            if not any(_ours(h) for h in handlers):
+            if not any(ours(h) for h in handlers):
                 continue
-            if all(_ours(h) for h in handlers):
+            if all(ours(h) for h in handlers):
                 text = jsonc.remove(text, ("hooks", event, g), self.shown)
                 continue
-            for h in reversed([i for i, handler in enumerate(handlers) if _ours(handler)]):
+            for h in reversed([i for i, handler in enumerate(handlers) if ours(handler)]):
                 text = jsonc.remove(text, ("hooks", event, g, "hooks", h), self.shown)
         return text
 
+    def _strip_events(self, text: str, events: list[str]) -> str:
+        for event in events:
+            stripped = self._strip(text, event)
+            if stripped != text:
+                text = prune(stripped, ("hooks", event), self.shown)
+        return text
+
     def add(self, old: str | None) -> str | None:
-        text = old or ""
-        for event, handler in self.handlers:
+        wanted = {event for event, _ in self.groups}
+        text = self._strip_events(old or "", [e for e in self._events(old or "")
+                                              if e not in wanted])
+        for event, group in self.groups:
             data = _object(jsonc.loads(text, self.shown), self.shown)
-            groups = self._groups(data, event)
-            mine = [g for g in groups if any(_ours(h) for h in _handlers(g))]
-            if mine == [{"hooks": [handler]}]:
+            mine = [g for g in self._groups(data, event) if any(ours(h) for h in _handlers(g))]
+            if mine == [group]:
                 continue
-            text = jsonc.append(self._strip(text, event), ("hooks", event), {"hooks": [handler]},
-                                self.shown)
+            text = jsonc.append(self._strip(text, event), ("hooks", event), group, self.shown)
         return text
 
     def drop(self, old: str | None) -> str | None:
         if old is None:
             return None
-        text = old
-        for event, _ in self.handlers:
-            stripped = self._strip(text, event)
-            if stripped != text:
-                text = prune(stripped, ("hooks", event), self.shown)
-        return text
+        return self._strip_events(old, self._events(old))
 
 
 # --- text files -------------------------------------------------------------------------------
