@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from loremap.hook import log
-from loremap.hook.context import additional_context, fence, locate, settings
+from loremap.hook.context import additional_context, fence, locate
 
 # Prompts made only of these words carry no subject of their own ("yes", "ok go on",
 # "thanks, continue"); they are compared lowercased, without punctuation.
@@ -45,11 +45,11 @@ def prompt(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     from loremap.search import Request
     from loremap.search.render import TOOL_HINT, Packed, closing_line
 
-    s = settings(project, environ)
     app = App.open(project.root, {**environ, "LOREMAP_PROJECT_DIR": str(project.root)})
     try:
         for notice in app.notices:
             log(f"prompt: {notice}", environ)
+        s = app.settings
         request = Request(text[:4000], budget=s.get_int("hooks.recall_budget"),
                           limit=s.get_int("search.limit"))
         found = app.engine().recall(request)
