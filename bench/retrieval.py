@@ -54,7 +54,6 @@ from loremap.model import Note
 from loremap.model.note import Link, NoteType, Relation
 from loremap.search.metrics import all_at, ndcg_at, paired_difference, recall_at, reciprocal_rank
 from loremap.store.sqlite import SqliteStore
-from loremap.store.sqlite.search import quote_fts
 from loremap.text import Analyzer, estimate_tokens
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -140,13 +139,14 @@ def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: a
     costs = costs or {}
 
     def rank_fts(query: str) -> list[Ranked]:
-        from loremap.model.search import Filters
+        from loremap.model.search import Filters, TextQuery
         from loremap.search.config import DEFAULT_WEIGHTS
 
-        match = " OR ".join(quote_fts(t) for t in analyzer.terms(query))
-        if not match:
+        counts = Counter(analyzer.terms(query))  # a repeated word counts again, as in FTS5
+        if not counts:
             return []
-        hits = store.text_search(match, LIMIT, Filters(kinds=kinds), DEFAULT_WEIGHTS)
+        hits = store.text_search(TextQuery(tuple(counts), tuple(counts.values())), LIMIT,
+                                 Filters(kinds=kinds), DEFAULT_WEIGHTS)
         return [Ranked(node_id, costs.get(node_id, 0)) for node_id, _ in hits]
 
     return rank_fts

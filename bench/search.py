@@ -52,9 +52,8 @@ from codemap import fetch_django
 from loremap.app import App, init_project
 from loremap.memory.paths import git_blob_hash
 from loremap.model import Link, Note, NoteType, Relation, Source, Status
-from loremap.model.search import Filters
+from loremap.model.search import Filters, TextQuery
 from loremap.search import Engine, Request
-from loremap.store.sqlite.search import quote_fts
 from loremap.vault.frontmatter import render_note
 from loremap.vault.ids import new_id
 from vault import percentile, time_process
@@ -348,13 +347,13 @@ class Timed(NamedTuple):
     abstained: list[bool]
 
 
-def bm25_match(engine: Engine, query: str) -> str | None:
-    """The FTS5 expression `Engine._bm25` would run for `query` (None: it runs none)."""
+def bm25_match(engine: Engine, query: str) -> TextQuery | None:
+    """The text query `Engine._bm25` would run for `query` (None: it runs none)."""
     terms = engine.analyse(Request(query)).terms
-    return " OR ".join(quote_fts(t) for t in terms) if terms else None
+    return TextQuery(terms, (1,) * len(terms)) if terms else None
 
 
-def one_pass(engine: Engine, queries: list[tuple[str, str]], matches: list[str | None]
+def one_pass(engine: Engine, queries: list[tuple[str, str]], matches: list[TextQuery | None]
              ) -> Timed:
     out = Timed([], [], [], [], [])
     config, clock = engine.config, time.perf_counter

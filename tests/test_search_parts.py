@@ -9,7 +9,7 @@ import pytest
 from loremap.codemap.index import CHUNK_LINES, sections
 from loremap.model import Note, NoteType
 from loremap.model.code import Definition
-from loremap.model.search import Filters, Neighbor
+from loremap.model.search import Filters, Neighbor, TextQuery
 from loremap.search import entities, ppr
 from loremap.search.config import DEFAULT_WEIGHTS
 from loremap.search.engine import Engine, Request
@@ -191,12 +191,12 @@ def test_sections_follow_the_files_through_edits_and_deletions(tmp_path):
 
     index_code(store, root, SkipRules(), None, history_commits=0)
     assert state() == [("a.py", 1), ("a.py", 23), ("b.py", 1)]
-    assert [p for p, _, _ in store.section_search('"three"', 5)] == ["b.py"]
+    assert [p for p, _, _ in store.section_search(TextQuery(("three",), (1,)), 5)] == ["b.py"]
     (root / "a.py").write_text("def only():\n    return 1\n", encoding="utf-8")
     (root / "b.py").unlink()
     index_code(store, root, SkipRules(), None, history_commits=0)
     assert state() == [("a.py", 1)]
-    assert store.section_search('"three"', 5) == []
+    assert store.section_search(TextQuery(("three",), (1,)), 5) == []
     store.close()
 
 
@@ -215,7 +215,8 @@ def test_an_edited_file_keeps_its_commit_subjects_until_history_is_read_again(tm
     index_code(store, root, SkipRules(), None, history_commits=0)
     body = store.nodes(["a.py"])["a.py"].body
     assert body == "Alpha, edited.\n\nFix the alpha rounding"
-    assert [p for p, _ in store.text_search('"round"', 5, Filters(), DEFAULT_WEIGHTS)] == ["a.py"]
+    found = store.text_search(TextQuery(("round",), (1,)), 5, Filters(), DEFAULT_WEIGHTS)
+    assert [p for p, _ in found] == ["a.py"]
     store.close()
 
 

@@ -21,6 +21,7 @@ from loremap.config import (
     find_project_root,
     head_commit,
     load_settings,
+    origin_key,
 )
 from loremap.errors import NotFound, StoreError
 from loremap.memory.service import Memory
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from loremap.codemap.index import IndexReport
     from loremap.search import Engine, SearchConfig
     from loremap.search.embed import Embedder
+    from loremap.store import IndexStore
 
 _ANALYZER_META = "analyzer.languages"
 _MAP_META = "map.notes_digest"
@@ -42,7 +44,7 @@ class App:
     """Everything a command needs, wired once."""
 
     def __init__(self, settings: Settings, user: UserPaths, root: Path | None,
-                 loremap_dir: Path | None, store: SqliteStore, memory: Memory,
+                 loremap_dir: Path | None, store: IndexStore, memory: Memory,
                  notices: list[str]) -> None:
         self.settings = settings
         self.user = user
@@ -82,8 +84,13 @@ class App:
         index = (loremap_dir / INDEX_FILE if loremap_dir is not None
                  else user.cache / "personal-index.sqlite")
         notices: list[str] = []
-        store = _open_store(index, analyzer, settings.get_int("index.busy_timeout_ms"), notices,
-                            fresh_index)
+        url = settings.get_str("store.url")
+        store: IndexStore
+        if url and root is not None and loremap_dir is not None:
+            store = _open_shared(url, settings, root, analyzer)
+        else:
+            store = _open_store(index, analyzer, settings.get_int("index.busy_timeout_ms"),
+                                notices, fresh_index)
         max_bytes = settings.get_int("vault.max_note_bytes")
         timeout = settings.get_float("vault.lock_timeout_s")
         personal = Vault(user.personal, "personal", max_bytes, timeout)
@@ -185,11 +192,44 @@ class App:
         return warnings
 
     @property
+    def shared(self) -> bool:
+        """Whether the index is a shared database (PostgreSQL) rather than this vault's own."""
+        return bool(getattr(self.store, "shared", False))
+
+    @property
     def index_path(self) -> Path:
         return Path(self.store.location)
 
     def close(self) -> None:
         self.store.close()
+
+
+def project_key(settings: Settings, root: Path) -> str:
+    """The project's key in a shared database: `store.project`, else the git remote origin,
+    else `project.name`, else the folder's name."""
+    return (settings.get_str("store.project") or origin_key(root)
+            or settings.get_str("project.name") or root.name)
+
+
+def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -> IndexStore:
+    """The shared database at `url` (`loremap[postgres]`)."""
+    import getpass
+    import socket
+
+    from loremap.errors import InvalidInput
+
+    try:
+        from loremap.store.postgres.store import PostgresStore
+    except ImportError:
+        raise InvalidInput("store.url is a PostgreSQL database but psycopg is not installed: "
+                           "pip install 'loremap[postgres]'") from None
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # pragma: no cover - a uid without a name
+        user = "unknown"
+    return PostgresStore(url, project_key(settings, root), analyzer,
+                         settings.get_int("index.busy_timeout_ms"),
+                         writer=f"{user}@{socket.gethostname()}")
 
 
 def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str],

@@ -52,6 +52,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Seconds to wait for another process's vault write lock before giving up."),
     Setting("index.busy_timeout_ms", 5000, "LOREMAP_BUSY_TIMEOUT_MS",
             "Milliseconds a writer waits for another writer's index lock before a clear error."),
+    Setting("store.url", "", "LOREMAP_DATABASE_URL",
+            "PostgreSQL URL of a shared memory (`postgresql://user@host/db`); empty: the embedded "
+            "SQLite index. Keep passwords out of config.toml: use the environment or ~/.pgpass."),
+    Setting("store.project", "", "LOREMAP_PROJECT_KEY",
+            "This project's key in a shared database, the same on every machine (default: the "
+            "git remote `origin` as host/owner/repo, else project.name, else the folder name)."),
     Setting("search.limit", 10, "LOREMAP_SEARCH_LIMIT",
             "Number of results `loremap search` prints by default."),
     Setting("search.budget", 1500, "LOREMAP_SEARCH_BUDGET",
@@ -173,10 +179,19 @@ def load_settings(config_file: Path | None, environ: Mapping[str, str] | None = 
                 setting = _BY_NAME.get(f"{section}.{key}")
                 if setting is not None:
                     values[setting.name] = _coerce(setting, raw, str(config_file))
+        if _has_password(str(values.get("store.url", ""))):
+            raise InvalidInput(f"{config_file}: store.url holds a password and this file is "
+                               "committed; set LOREMAP_DATABASE_URL instead, or use ~/.pgpass")
     for setting in SETTINGS:
         if setting.env in env and env[setting.env] != "":
             values[setting.name] = _coerce(setting, env[setting.env], setting.env)
     return Settings(values)
+
+
+def _has_password(url: str) -> bool:
+    """Whether a database URL carries a password (`user:secret@host` or `password=`)."""
+    credentials = url.split("://", 1)[-1].split("@", 1)[0] if "@" in url else ""
+    return ":" in credentials and not credentials.endswith(":") or "password=" in url
 
 
 # --- per-user paths -------------------------------------------------------------------------
@@ -284,6 +299,38 @@ def head_commit(root: Path) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (out.stdout.strip() or None) if out.returncode == 0 else None
+
+
+def origin_key(root: Path) -> str | None:
+    """The git remote `origin` as `host/owner/repo` (the same on every clone, whichever URL
+    form each uses: https, ssh, scp-like), or None without one."""
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return None
+    common = git_dir
+    commondir = git_dir / "commondir"
+    try:
+        if commondir.is_file():
+            common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+        text = (common / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    url = None
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.replace(" ", "").replace('"', "").lower()
+        elif section == "[remoteorigin]" and line.replace(" ", "").startswith("url="):
+            url = line.split("=", 1)[1].strip()
+    if not url:
+        return None
+    import re
+
+    match = re.match(r"^(?:[a-z+]+://)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+?)(?:\.git)?/*$", url)
+    if match is None:
+        return url
+    return f"{match.group(1).lower()}/{match.group(2)}"
 
 
 def find_project_root(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "compaction": "show or set when Claude Code compacts a session (with a backup; --undo)",
     "slim": "propose moving long, rarely relevant sections of CLAUDE.md / AGENTS.md into notes",
     "connect": "register loremap with another agent (Codex, Gemini CLI, Cursor, ...); --list",
+    "db": "the shared PostgreSQL memory: migrate, status, secure, local start|stop|status",
+    "sync": "reconcile this vault with the shared database: push, pull, status, versions",
 }
 
 
@@ -232,6 +234,30 @@ def _connect(p: argparse.ArgumentParser) -> None:
     p.add_argument("--undo", action="store_true", help="remove what connect added")
 
 
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("migrate", "status", "secure", "local"),
+                   help="migrate: create or upgrade the schema; status: versions and projects; "
+                        "secure: create the unprivileged role and row-level security; local: "
+                        "a PostgreSQL server on this machine")
+    p.add_argument("local_action", nargs="?", choices=("start", "stop", "status"), default=None,
+                   metavar="start|stop|status", help="with `local`: start, stop or show it")
+    p.add_argument("--role", default="loremap_app", metavar="NAME",
+                   help="with `secure`: the role the runtime connects as (default loremap_app)")
+    p.add_argument("--password-env", default=None, metavar="VAR",
+                   help="with `secure`: set the role's password from this environment variable")
+
+
+def _sync(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("push", "pull", "status", "versions"),
+                   help="push: send this vault's changes; pull: fetch the others'; status: what "
+                        "would move; versions: a note's previous versions")
+    p.add_argument("id", nargs="?", default=None, metavar="ID",
+                   help="with `versions`: the note id")
+    p.add_argument("--dry-run", action="store_true", help="report what would move, change nothing")
+    p.add_argument("--confirm", action="store_true",
+                   help="allow a sync that deletes at least 25 notes and more than 10%% of them")
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -266,6 +292,8 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "compaction": _compaction,
     "slim": _slim,
     "connect": _connect,
+    "db": _db,
+    "sync": _sync,
 }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from loremap.codemap.rank import pagerank
 from loremap.codemap.resolve import Resolver
 from loremap.model import Edge
-from loremap.store.sqlite import SqliteStore
+from loremap.store import IndexStore
 from loremap.store.sqlite.code import FileRow
 
 CENTRAL_PER_MODULE = 5
@@ -25,7 +25,7 @@ _ENTRY_NAMES = frozenset({"__init__.py", "index.ts", "index.js", "index.tsx", "m
                           "doc.go", "package-info.java", "package.json"})
 
 
-def rebuild_graph(store: SqliteStore, root: Path, changed: Sequence[str], affected: set[str],
+def rebuild_graph(store: IndexStore, root: Path, changed: Sequence[str], affected: set[str],
                   reresolve: bool, full: bool = False) -> bool:
     """Recompute the edges that `changed` files move, then ranks and modules; return whether
     the ranks were recomputed (when not, only the changed files' modules can look different).
@@ -99,7 +99,7 @@ def readme_paragraph(text: str, limit: int = 300) -> str:
     return ""
 
 
-def _modules(store: SqliteStore, root: Path, files: Sequence[FileRow], ranks: dict[str, float],
+def _modules(store: IndexStore, root: Path, files: Sequence[FileRow], ranks: dict[str, float],
              known: set[str], partial: bool = False) -> None:
     """Module nodes (summary, summed rank) and their central-file edges, for the modules of
     `files` (all modules, unless `partial`)."""

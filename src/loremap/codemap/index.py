@@ -22,7 +22,7 @@ from loremap.codemap.graph import rebuild_graph
 from loremap.codemap.history import read_history
 from loremap.model import Edge
 from loremap.model.code import CodeFile, Definition, FileStamp
-from loremap.store.sqlite import SqliteStore
+from loremap.store import IndexStore
 from loremap.text import Analyzer
 from loremap.vault.fs import trusted_mtime
 
@@ -159,7 +159,7 @@ def _plan(root: Path, rules: SkipRules, stamps: dict[str, FileStamp],
     return jobs, seen, skipped
 
 
-def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | None,
+def index_code(store: IndexStore, root: Path, rules: SkipRules, head: str | None,
                workers: int = 1, progress: Progress | None = None,
                history_commits: int = 1000) -> IndexReport:
     """Index the repository at `root` into `store`; returns what changed."""
@@ -214,7 +214,7 @@ def index_code(store: SqliteStore, root: Path, rules: SkipRules, head: str | Non
                        frozenset(module_of(p) for p in changed_paths) if local else None)
 
 
-def _apply_history(store: SqliteStore, root: Path, files: set[str], commits: int) -> str:
+def _apply_history(store: IndexStore, root: Path, files: set[str], commits: int) -> str:
     history = read_history(root, max_commits=commits)
     if history is None:
         store.replace_edges("cochange", [])

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from loremap.codemap.languages import LANGUAGES
 from loremap.model import Edge
-from loremap.store.sqlite import SqliteStore
+from loremap.store import IndexStore
 from loremap.store.sqlite.code import FileRow
 from loremap.text import estimate_tokens
 from loremap.vault.fs import atomic_write
@@ -52,7 +52,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def snapshot(store: SqliteStore, modules: frozenset[str] | None = None) -> Snapshot:
+def snapshot(store: IndexStore, modules: frozenset[str] | None = None) -> Snapshot:
     """Files, notes and the edges the pages show (with `modules`, only edges touching them)."""
     files = store.code_files()
     touching = None if modules is None else [f.path for f in files if f.module in modules]
@@ -183,7 +183,7 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def render_all(store: SqliteStore, root: Path, loremap_dir: Path,
+def render_all(store: IndexStore, root: Path, loremap_dir: Path,
                only: frozenset[str] | None = None, project: str | None = None) -> int:
     """Write map.md and every module page that changed; remove pages of vanished modules.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from loremap.store.sqlite import SqliteStore
+from loremap.store import IndexStore
 
 
 class FileView(NamedTuple):
@@ -21,7 +21,7 @@ class FileView(NamedTuple):
     notes: list[tuple[str, str, str]]
 
 
-def describe_file(store: SqliteStore, path: str) -> FileView | None:
+def describe_file(store: IndexStore, path: str) -> FileView | None:
     """The file's module, symbols, imports, importers, co-change partners and linked notes."""
     row = store.file_row(path)
     if row is None:

@@ -50,7 +50,7 @@ def pre_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     state = SessionState(project.loremap_dir, project.session_id)
     if state.warned(path):
         return ""
-    notes = _warnings(project.loremap_dir, path)
+    notes = _warnings(project.loremap_dir, path, environ)
     if not notes:
         return ""
     state.mark_warned(path)
@@ -66,11 +66,24 @@ def pre_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     return additional_context("PreToolUse", fence("file-notes", "\n".join(lines)))
 
 
-def _warnings(loremap_dir: Path, path: str) -> list[tuple[str, str, str, str]]:
+def _warnings(loremap_dir: Path, path: str, environ: Mapping[str, str]
+              ) -> list[tuple[str, str, str, str]]:
     """The active gotchas and bugs naming `path`, read from the index without opening the App
-    (no vault, no analyzer check): this runs before every file read."""
+    (no vault, no analyzer check): this runs before every file read. A shared database is
+    asked through the App (its connection is the cost there, not the App)."""
     import sqlite3
     from contextlib import closing
+
+    if environ.get("LOREMAP_DATABASE_URL") or b"url" in _config_bytes(loremap_dir):
+        from loremap.app import App
+
+        app = App.open(loremap_dir.parent, {**environ, "LOREMAP_PROJECT_DIR":
+                                            str(loremap_dir.parent)})
+        try:
+            if app.shared:
+                return app.store.file_warnings(path, WARNING_TYPES)
+        finally:
+            app.close()
 
     from loremap.store.sqlite.code import CodeReader
     from loremap.vault.project import INDEX_FILE
@@ -81,3 +94,10 @@ def _warnings(loremap_dir: Path, path: str) -> list[tuple[str, str, str, str]]:
     uri = f"{index.resolve().as_uri()}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True, timeout=2.0)) as conn:
         return CodeReader(conn).file_warnings(path, WARNING_TYPES)
+
+
+def _config_bytes(loremap_dir: Path) -> bytes:
+    try:
+        return (loremap_dir / "config.toml").read_bytes()
+    except OSError:
+        return b""

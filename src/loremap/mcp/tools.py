@@ -218,13 +218,15 @@ def stats(app: App, args: Args) -> str:
     notes = app.store.list_notes()
     by_type = Counter(n.type for n in notes)
     by_status = Counter(n.status for n in notes)
-    size = app.index_path.stat().st_size if app.index_path.exists() else 0
+    size = app.index_path.stat().st_size if not app.shared and app.index_path.exists() else 0
+    where = (f"shared database {app.store.location}" if app.shared
+             else f"{app.index_path} ({size / 1e6:.1f} MB)")
     return "\n".join([
         f"project: {app.root or '(none: personal notes only)'}",
         f"notes: {len(notes)} — " + ", ".join(f"{t} {c}" for t, c in sorted(by_type.items())),
         "status: " + ", ".join(f"{s} {c}" for s, c in sorted(by_status.items())),
         f"code files: {app.store.source_file_count()}",
-        f"index: {app.index_path} ({size / 1e6:.1f} MB), code map at "
+        f"index: {where}, code map at "
         f"{(app.store.meta('code.head') or 'never indexed')[:12]}",
     ])
 

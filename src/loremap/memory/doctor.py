@@ -55,6 +55,8 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
     out = []
     for vault in memory.vaults:
         for row in memory.store.list_notes(scope=vault.scope):
+            if not vault.exists(row.id):
+                continue  # a shared database's note not pulled here yet
             loaded = vault.read(row.id)
             target = loaded.note.supersedes
             if not target or not vault.exists(target):
@@ -89,7 +91,24 @@ def _check_links(memory: Memory) -> list[Finding]:
     return out
 
 
+def _check_shared(memory: Memory) -> list[Finding]:
+    """This vault against a shared database: what `loremap sync` would move (never fixed
+    here: which side is right is the sync's three-way question)."""
+    warnings: list[str] = []
+    found = memory.changes(memory.store.note_stamps(), warnings)
+    out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]
+    if found.upserts or found.deletes:
+        out.append(Finding("warning", "sync", f"{len(found.upserts)} note file(s) here differ "
+                           f"from the shared database and {len(found.deletes)} of its notes are "
+                           "not here: see `loremap sync status`"))
+    else:
+        out.append(Finding("ok", "sync", "this vault matches the shared database"))
+    return out
+
+
 def _check_index(memory: Memory, fix: bool) -> list[Finding]:
+    if memory.store.shared:
+        return _check_shared(memory)
     warnings: list[str] = []
     found = memory.changes(memory.store.note_stamps(), warnings)
     out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]
@@ -115,10 +134,20 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
         Finding("error", "fts5", "this Python's SQLite lacks FTS5; install a Python built with it"),
     ]
     version = memory.store.schema_version()
-    findings.append(
-        Finding("ok", "schema", f"index schema version {version}") if version == SCHEMA_VERSION
-        else Finding("error", "schema", f"index schema {version}, expected {SCHEMA_VERSION}; "
-                     "run `loremap reindex`"))
+    if memory.store.shared:
+        from loremap.store.postgres.schema import MIGRATIONS
+
+        findings[0] = Finding("ok", "store", f"shared database {memory.store.location}")
+        findings.append(Finding("ok", "schema", f"database schema version {version}")
+                        if version == len(MIGRATIONS) else
+                        Finding("error", "schema", f"database schema {version}, expected "
+                                f"{len(MIGRATIONS)}: run `loremap db migrate`"))
+    else:
+        findings.append(
+            Finding("ok", "schema", f"index schema version {version}")
+            if version == SCHEMA_VERSION
+            else Finding("error", "schema", f"index schema {version}, expected "
+                         f"{SCHEMA_VERSION}; run `loremap reindex`"))
     findings += _check_scaffold(loremap_dir, fix)
     findings += _check_temp_files(memory, fix)
     findings += _check_index(memory, fix)

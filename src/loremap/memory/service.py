@@ -37,6 +37,8 @@ from loremap.vault.fs import trusted_mtime
 from loremap.vault.ids import check_title, new_id
 from loremap.vault.layout import LoadedNote, NoteFile, Vault
 
+LOREMAP_NOTES = ".loremap/notes"
+
 Clock = Callable[[], dt.datetime]
 _SIGNATURE = "vault.signature"
 def utc_now() -> dt.datetime:
@@ -155,7 +157,12 @@ class Memory:
         self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
         self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
-                               trusted_mtime(loaded.file.mtime_ns), loaded.file.size)
+                               trusted_mtime(loaded.file.mtime_ns), loaded.file.size,
+                               loaded.text)
+
+    def index_loaded(self, loaded: LoadedNote) -> None:
+        """Index one note file just read or written (inside `store.write()`)."""
+        self._index(loaded)
 
     def reconcile(self) -> Outcome:
         """Bring the index in line with the vault files; cheap when nothing changed.
@@ -164,8 +171,13 @@ class Memory:
         editor may rewrite a file in place, which leaves its directory untouched); when the
         stats hash to the signature recorded after the last clean pass, the index rows are not
         even read.
+
+        A shared database is never reconciled with one vault (the other machines' notes are
+        not here, and a missing file is not a deletion): `loremap sync` does that, three-way.
         """
         out = Outcome()
+        if self.store.shared:
+            return out
         scans = self.scan()
         signature = stat_signature(scans)
         if signature is not None and self.store.meta(_SIGNATURE) == signature:
@@ -198,7 +210,10 @@ class Memory:
             self.store.set_meta(_SIGNATURE, signature)
 
     def rebuild(self) -> Outcome:
-        """Drop the index and rebuild it from the vault files alone."""
+        """Drop the index and rebuild it from the vault files alone (a shared database: from
+        the note texts it keeps, which hold the other machines' notes too)."""
+        if self.store.shared:
+            return self._rebuild_shared()
         out = Outcome()
         with self._locked(self.vaults), self.store.write():
             self.store.clear()
@@ -206,6 +221,30 @@ class Memory:
             for loaded in found.upserts:
                 self._index(loaded)
         out.counts = {"indexed": len(found.upserts), "skipped": len(out.warnings)}
+        return out
+
+    def _rebuild_shared(self) -> Outcome:
+        from loremap.store.postgres.store import PostgresStore
+        from loremap.vault.frontmatter import parse_note
+
+        store = self.store
+        assert isinstance(store, PostgresStore)
+        out = Outcome()
+        indexed = 0
+        with store.write():
+            store.clear()
+            for doc in sorted(store.docs().values()):
+                if doc.deleted:
+                    continue
+                try:
+                    note = parse_note(doc.text, f"{doc.id} (shared)")
+                except MalformedNote as exc:
+                    out.warnings.append(f"skipped {exc}")
+                    continue
+                store.upsert_note(note, "project", f"{LOREMAP_NOTES}/{doc.id}.md", doc.hash, 0,
+                                  len(doc.text.encode("utf-8")))
+                indexed += 1
+        out.counts = {"indexed": indexed, "skipped": len(out.warnings)}
         return out
 
     def rewrite(self, vault: Vault, note: Note) -> None:
@@ -256,7 +295,10 @@ class Memory:
         )
 
     def _taken(self, note_id: str) -> bool:
-        return any(v.exists(note_id) for v in self.vaults)
+        """An id is taken by a file of a vault, or (in a shared database, which holds the
+        other machines' notes too) by a note of the index."""
+        return any(v.exists(note_id) for v in self.vaults) or bool(
+            self.store.shared and self.store.existing_ids([note_id]))
 
     def check(self, draft: Draft, label: str, max_body_bytes: int | None = None) -> None:
         """Refuse `draft` before anything is written, naming the field at fault as

@@ -60,3 +60,15 @@ class SymbolRow(NamedTuple):
     file: str
     kind: str
     line: int
+
+
+class TextQuery(NamedTuple):
+    """A full-text query as analyzer tokens: each term with how many times it counts (a term
+    the question repeats weighs that many times), any of them (`all_of` False) or all;
+    `columns` (indexes of the text columns: 0 title, 1 body, 2 tags, 3 symbols, 4 path,
+    5 content) restricts the match to those columns."""
+
+    terms: tuple[str, ...]
+    repeats: tuple[int, ...]
+    all_of: bool = False
+    columns: tuple[int, ...] = ()

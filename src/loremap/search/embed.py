@@ -33,6 +33,9 @@ class VectorStore(Protocol):
 
     def iter_vectors(self, model: str) -> Iterator[tuple[str, Sequence[float]]]: ...
 
+    def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
+                        ) -> list[tuple[str, float]]: ...
+
 
 class HashEmbedder:
     """Signed feature hashing of analyzer tokens into `dim` buckets, log-scaled, unit length.
@@ -90,11 +93,7 @@ def embed_pending(store: VectorStore, embedder: Embedder, batch: int = 256) -> i
 
 def nearest(store: VectorStore, embedder: Embedder, query: str, limit: int
             ) -> list[tuple[str, float]]:
-    """(id, cosine) of the `limit` nodes closest to `query`, best first (exhaustive scan)."""
-    import heapq
-
+    """(id, cosine) of the `limit` nodes closest to `query`, best first."""
     q = embedder.embed([query])[0]
-    scored = ((sum(a * b for a, b in zip(q, vec, strict=False)), node_id)
-              for node_id, vec in store.iter_vectors(embedder.name))
-    best = heapq.nlargest(limit, scored)
-    return [(node_id, score) for score, node_id in best if score > 0]
+    return [(node_id, score) for node_id, score in store.nearest_vectors(embedder.name, q, limit)
+            if score > 0]

@@ -33,13 +33,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
-from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow
+from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
 from loremap.search import entities, ppr
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, pack, render, snippet
-from loremap.store.sqlite.search import quote_fts
 from loremap.text import Analyzer
 
 Stale = Callable[[NodeRow], list[str]]
@@ -50,10 +49,10 @@ class SearchStore(entities.NameIndex, Protocol):
 
     def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
 
-    def text_search(self, match: str, limit: int, filters: Filters,
+    def text_search(self, query: TextQuery, limit: int, filters: Filters,
                     weights: Sequence[float]) -> list[tuple[str, float]]: ...
 
-    def section_search(self, match: str, limit: int) -> list[tuple[str, int, float]]: ...
+    def section_search(self, query: TextQuery, limit: int) -> list[tuple[str, int, float]]: ...
 
     def nodes(self, ids: Sequence[str], filters: Filters | None = None
               ) -> dict[str, NodeRow]: ...
@@ -258,14 +257,13 @@ class Engine:
         return Filters(tuple(request.kinds), tuple(request.types), statuses_for(request),
                        tuple(request.paths), request.as_of)
 
-    def _match(self, q: QueryTerms) -> str:
-        """The FTS5 expression of the kept terms, each quoted; a term the question repeats is
-        repeated (up to `query_tf` times), which FTS5's BM25 counts as that many terms."""
+    def _match(self, q: QueryTerms) -> TextQuery:
+        """The text query of the kept terms; a term the question repeats counts (up to
+        `query_tf` times) as that many terms, as BM25 counts a repeated query term."""
         if q.conjunctive:
-            return " AND ".join(quote_fts(t) for t in q.terms)
-        return " OR ".join(" OR ".join([quote_fts(t)]
-                                       * max(1, min(q.tf.get(t, 1), self.config.query_tf)))
-                           for t in q.terms)
+            return TextQuery(q.terms, (1,) * len(q.terms), True)
+        return TextQuery(q.terms, tuple(max(1, min(q.tf.get(t, 1), self.config.query_tf))
+                                        for t in q.terms))
 
     def _bm25(self, q: QueryTerms, filters: Filters) -> list[tuple[str, float]]:
         if not q.terms or self.config.bm25 <= 0:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from loremap.model.search import Filters, NodeRow
-from loremap.store.sqlite.search import quote_fts
+from loremap.model.search import Filters, NodeRow, TextQuery
 from loremap.text import Analyzer
 
 JACCARD = 0.5
@@ -22,7 +21,7 @@ _TITLE_ONLY = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 class TitleStore(Protocol):
-    def text_search(self, match: str, limit: int, filters: Filters,
+    def text_search(self, query: TextQuery, limit: int, filters: Filters,
                     weights: tuple[float, ...]) -> list[tuple[str, float]]: ...
 
     def nodes(self, ids: list[str], filters: Filters | None = None) -> dict[str, NodeRow]: ...
@@ -34,9 +33,10 @@ def similar_notes(store: TitleStore, analyzer: Analyzer, note_type: str, title: 
     words = set(analyzer.terms(title))
     if not words:
         return []
-    match = "{title} : (" + " OR ".join(quote_fts(w) for w in sorted(words)) + ")"
+    terms = tuple(sorted(words))
+    query = TextQuery(terms, (1,) * len(terms), columns=(0,))
     filters = Filters(kinds=("note",), types=(note_type,))
-    hits = store.text_search(match, _CANDIDATES, filters, _TITLE_ONLY)
+    hits = store.text_search(query, _CANDIDATES, filters, _TITLE_ONLY)
     rows = store.nodes([node_id for node_id, _ in hits])
     found = []
     for node_id, _ in hits:

@@ -7,11 +7,18 @@ team) stay interchangeable and pass the same contract tests.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
+
+if TYPE_CHECKING:
+    from loremap.store.postgres.store import PostgresStore
+    from loremap.store.sqlite import SqliteStore
+
+# The two backends, for the layers that use every operation (search, code map, services).
+IndexStore: TypeAlias = "SqliteStore | PostgresStore"
 
 SCHEMA_VERSION = 3
 
@@ -25,6 +32,7 @@ class Store(Protocol):
     """
 
     location: str
+    shared: bool  # a database several vaults share (PostgreSQL): not reconciled with one vault
 
     def close(self) -> None: ...
 
@@ -43,7 +51,10 @@ class Store(Protocol):
         ...
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
-                    size: int) -> None: ...
+                    size: int, text: str | None = None) -> None:
+        """Index a note; a shared store also keeps its markdown `text` for the other
+        machines (and skips personal notes)."""
+        ...
 
     def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
         """Record a new stat for a file whose content hash did not change."""
@@ -67,3 +78,5 @@ class Store(Protocol):
     def set_meta(self, key: str, value: str) -> None: ...
 
     def iter_note_ids(self) -> Iterator[str]: ...
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]: ...

@@ -47,6 +47,7 @@ class LoadedNote(NamedTuple):
     note: Note
     file: NoteFile
     content_hash: str
+    text: str = ""  # the file's markdown (what a shared database keeps for the other machines)
 
 
 def content_hash(data: bytes) -> str:
@@ -136,7 +137,7 @@ class Vault:
                                 f"'{file.id}.md'", 2)
         st = file.path.stat()
         fresh = NoteFile(file.id, file.directory, st.st_mtime_ns, st.st_size)
-        return LoadedNote(note, fresh, content_hash(data))
+        return LoadedNote(note, fresh, content_hash(data), text)
 
     def read(self, note_id: str) -> LoadedNote:
         path = self.path_for(note_id)
@@ -184,7 +185,7 @@ class Vault:
         path = self.path_for(note.id)
         st = path.stat()
         return LoadedNote(note, NoteFile(note.id, path.parent, st.st_mtime_ns, st.st_size),
-                          content_hash(data))
+                          content_hash(data), data.decode("utf-8"))
 
     def delete(self, note_id: str) -> None:
         with contextlib.suppress(FileNotFoundError):

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
         notes = len(app.store.list_notes())
         assert app.loremap_dir is not None
         data = {"project": str(app.root), "created": created, "notes": notes,
-                "files": report.files, "index": str(app.index_path),
+                "files": report.files, "index": app.store.location,
                 "warnings": app.notices + outcome.warnings}
         if args.json:
             emit_json(data)
@@ -29,10 +29,14 @@ def run(args: argparse.Namespace) -> int:
             lines([f"Initialised loremap in {app.loremap_dir}", f"  created: {', '.join(created)}"])
         else:
             lines([f"loremap is already set up in {app.loremap_dir} (nothing to create)"])
+        into = app.store.location if app.shared else app.index_path.name
         lines([f"  indexed {count(notes, 'note')} and {count(report.files, 'source file')} "
-               f"into {app.index_path.name}; the map is in {app.loremap_dir.name}/map.md",
+               f"into {into}; the map is in {app.loremap_dir.name}/map.md",
                "Next: `loremap map`, `loremap remember --type decision --title \"...\" -m "
                "\"...\"`, `loremap search ...`"])
+        if app.shared:
+            lines(["  shared database: `loremap sync pull` fetches the team's notes, "
+                   "`loremap sync push` sends this vault's"])
         return 0
     finally:
         app.close()

@@ -13,7 +13,8 @@ import sqlite3
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
-from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow
+from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
+from loremap.store.sqlite.schema import FTS_COLUMNS
 
 _NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at, valid_from, "
                  "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank")
@@ -36,6 +37,20 @@ def _node(row: Sequence[object]) -> NodeRow:
 def quote_fts(token: str) -> str:
     """A token as an FTS5 string literal (quotes doubled), never as query syntax."""
     return '"' + token.replace('"', '""') + '"'
+
+
+def fts_match(query: TextQuery) -> str:
+    """The FTS5 expression of `query`, each term quoted; a repeated term is repeated, which
+    FTS5's BM25 counts as that many terms."""
+    if query.all_of:
+        match = " AND ".join(quote_fts(t) for t in query.terms)
+    else:
+        match = " OR ".join(" OR ".join([quote_fts(t)] * max(1, n))
+                            for t, n in zip(query.terms, query.repeats, strict=True))
+    if query.columns:
+        names = " ".join(FTS_COLUMNS[c] for c in query.columns)
+        match = f"{{{names}}} : ({match})"
+    return match
 
 
 def where(filters: Filters, prefix: str = "n.") -> tuple[str, list[object]]:
@@ -87,15 +102,18 @@ class SearchTables:
             out[term] = int(row[0])
         return out
 
-    def text_search(self, match: str, limit: int, filters: Filters,
+    def text_search(self, query: TextQuery, limit: int, filters: Filters,
                     weights: Sequence[float]) -> list[tuple[str, float]]:
-        """(id, score) of the nodes matching the FTS5 expression `match`, best first.
+        """(id, score) of the nodes matching `query`, best first.
 
         FTS5 ranks its own matches and only the best `pool` rows are joined with `nodes` and
         filtered: the join and the filters cost as much as the ranking when a common word
         matches most nodes. Trigger: filters left fewer than `limit` rows of a full pool.
         Why: better rows may lie beyond the pool. Outcome: rank every match instead.
         """
+        if not query.terms:
+            return []
+        match = fts_match(query)
         pool = max(limit * 4, 50)
         hits = self._text(match, limit, pool, filters, weights)
         if len(hits) < limit:
@@ -118,8 +136,11 @@ class SearchTables:
         args = [match, *([pool] if pool else []), *params, limit]
         return [(r[0], -float(r[1])) for r in self.conn.execute(sql, args)]
 
-    def section_search(self, match: str, limit: int) -> list[tuple[str, int, float]]:
+    def section_search(self, query: TextQuery, limit: int) -> list[tuple[str, int, float]]:
         """(file, first line, score) of the best-matching sections of code, best first."""
+        if not query.terms:
+            return []
+        match = fts_match(query)
         return [(r[0], int(r[1]), -float(r[2])) for r in self.conn.execute(
             "WITH top AS (SELECT rowid, bm25(chunks) AS score FROM chunks WHERE chunks MATCH ? "
             "ORDER BY score LIMIT ?) SELECT s.file, s.line, top.score FROM top JOIN sections s "
@@ -220,3 +241,13 @@ class SearchTables:
             vec = array("f")
             vec.frombytes(blob)
             yield node_id, vec
+
+    def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
+                        ) -> list[tuple[str, float]]:
+        """(id, dot product) of the `limit` nearest vectors (an exhaustive scan: embedders
+        return unit vectors, so the dot product is the cosine)."""
+        import heapq
+
+        scored = ((sum(a * b for a, b in zip(vec, other, strict=False)), node_id)
+                  for node_id, other in self.iter_vectors(model))
+        return [(node_id, score) for score, node_id in heapq.nlargest(limit, scored)]

@@ -44,6 +44,8 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
 class SqliteStore(CodeTables, SearchTables):
     """`Store` on a SQLite file (or `:memory:`)."""
 
+    shared = False
+
     def __init__(self, path: Path, analyzer: Analyzer, busy_timeout_ms: int = 5000) -> None:
         self.location = str(path)
         self.analyzer = analyzer
@@ -109,7 +111,7 @@ class SqliteStore(CodeTables, SearchTables):
         return {row[0]: NoteStamp(row[1], row[2], row[3], row[4]) for row in rows}
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
-                    size: int) -> None:
+                    size: int, text: str | None = None) -> None:
         c = self.conn
         row = c.execute("SELECT rowid FROM nodes WHERE id = ?", (note.id,)).fetchone()
         values = (

