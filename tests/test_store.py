@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from loremap.model import Note, NoteType, Status
-from loremap.model.search import Filters
+from loremap.model.search import Filters, TextQuery
 from loremap.search.config import DEFAULT_WEIGHTS
 from loremap.store.sqlite import SqliteStore
 from loremap.store.sqlite.schema import MIGRATIONS
@@ -22,7 +22,7 @@ def store_with(tmp_path, notes):
 
 def bm25(store, term, limit, **filters):
     """Ids the store's BM25 ranks for one term under `filters`."""
-    found = store.text_search(f'"{term}"', limit, Filters(**filters), DEFAULT_WEIGHTS)
+    found = store.text_search(TextQuery((term,), (1,)), limit, Filters(**filters), DEFAULT_WEIGHTS)
     return [node_id for node_id, _ in found]
 
 

@@ -138,10 +138,10 @@ class PgSearchTables:
             f"(({freq}) + {K1!r} * ({1 - B!r} + {B!r} * p.dl / %s::float8))) AS score "
             f"FROM postings p JOIN q ON p.term = q.term WHERE p.project = %s{inside} "
             f"GROUP BY p.node{having}), "
-            f"top AS (SELECT node, score FROM m ORDER BY score DESC, node"
+            'top AS (SELECT node, score FROM m ORDER BY score DESC, node COLLATE "C"'
             f"{' LIMIT %s' if pool else ''}) "
             "SELECT n.id, top.score FROM top JOIN nodes n ON n.project = %s AND n.id = top.node "
-            f"WHERE true{cond} ORDER BY top.score DESC, n.id LIMIT %s")
+            f"WHERE true{cond} ORDER BY top.score DESC, n.id COLLATE \"C\" LIMIT %s")
         args: list[object] = [terms, idfs, repeats, avgdl, self.project]
         if query.all_of:
             args.append(len(terms))
@@ -194,9 +194,10 @@ class PgSearchTables:
 
     def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]:
         rows = self.execute(
-            "SELECT * FROM (SELECT dst, rel, origin, weight, 1 FROM edges WHERE project = %s "
-            "AND src = %s UNION ALL SELECT src, rel, origin, weight, 0 FROM edges WHERE "
-            "project = %s AND dst = %s) e ORDER BY 4 DESC, 1 LIMIT %s",
+            "SELECT * FROM (SELECT dst AS node, rel, origin, weight, 1 FROM edges WHERE "
+            "project = %s AND src = %s UNION ALL SELECT src, rel, origin, weight, 0 FROM edges "
+            "WHERE project = %s AND dst = %s) e ORDER BY weight DESC, node COLLATE \"C\" "
+            "LIMIT %s",
             (self.project, node_id, self.project, node_id, limit))
         return [Neighbor(r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows]
 
@@ -217,7 +218,7 @@ class PgSearchTables:
         for name in dict.fromkeys(names):
             paths = [r[0] for r in self.execute(
                 "SELECT path FROM files WHERE project = %s AND name = %s AND language IS NOT "
-                "NULL ORDER BY path", (self.project, name))]
+                "NULL ORDER BY path COLLATE \"C\"", (self.project, name))]
             if paths:
                 out[name] = paths
         return out
@@ -227,7 +228,7 @@ class PgSearchTables:
         for name in dict.fromkeys(names):
             rows = self.execute(
                 "SELECT name, file, kind, line FROM symbols WHERE project = %s AND name = %s "
-                "ORDER BY file, line", (self.project, name)).fetchall()
+                "ORDER BY file COLLATE \"C\", line", (self.project, name)).fetchall()
             if rows and len({r[1] for r in rows}) <= max_definers:
                 out += [SymbolRow(*r) for r in rows]
         return out
@@ -245,7 +246,7 @@ class PgSearchTables:
         return [(r[0], r[1]) for r in self.execute(
             "SELECT n.id, n.title || E'\\n' || n.body FROM nodes n WHERE n.project = %s AND "
             "NOT EXISTS (SELECT 1 FROM vectors v WHERE v.project = n.project AND v.model = %s "
-            "AND v.id = n.id) ORDER BY n.id LIMIT %s", (self.project, model, limit))]
+            "AND v.id = n.id) ORDER BY n.id COLLATE \"C\" LIMIT %s", (self.project, model, limit))]
 
     def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
         dims: set[int] = set()

@@ -298,7 +298,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         cond, params = where(Filters(types=tuple(types), statuses=tuple(statuses)), "",
                              self.project)
         sql = (f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE project = %s AND kind = 'note'{cond} "
-               "ORDER BY recorded_at DESC NULLS LAST, id")
+               "ORDER BY recorded_at DESC NULLS LAST, id COLLATE \"C\"")
         return [IndexedNote(*row) for row in self.execute(sql, [self.project, *params])]
 
     def iter_note_ids(self) -> Iterator[str]:
@@ -376,14 +376,16 @@ class PostgresStore(PgCodeTables, PgSearchTables):
 
     def edges(self, node_id: str) -> list[Edge]:
         rows = self.execute(
-            "SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s AND src = %s "
-            "UNION SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s AND "
-            "dst = %s ORDER BY 1, 2, 3", (self.project, node_id, self.project, node_id))
+            "SELECT * FROM (SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s "
+            "AND src = %s UNION SELECT src, dst, rel, origin, weight FROM edges WHERE "
+            "project = %s AND dst = %s) e ORDER BY src COLLATE \"C\", dst COLLATE \"C\", "
+            "rel COLLATE \"C\"", (self.project, node_id, self.project, node_id))
         return [Edge(*row) for row in rows]
 
     def declared_edges(self) -> list[Edge]:
         rows = self.execute("SELECT src, dst, rel, origin, weight FROM edges WHERE project = %s "
-                            "AND origin = 'declared' ORDER BY src, rel, dst", (self.project,))
+                            "AND origin = 'declared' ORDER BY src COLLATE \"C\", rel, "
+                            "dst COLLATE \"C\"", (self.project,))
         return [Edge(*row) for row in rows]
 
     def meta(self, key: str) -> str | None:
