@@ -98,3 +98,27 @@ def run_cli_process(*args: str, cwd: Path, stdin: str = "", env: dict[str, str] 
     return subprocess.run([sys.executable, "-m", "loremap", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, env={**os.environ, **(env or {})},
                           timeout=120)
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """The PostgreSQL server of the session (see tests/pg.py); skips without the drivers."""
+    import pg
+
+    pg.require()
+    try:
+        yield pg.database_url()
+    finally:
+        pg.shutdown()
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database (extensions vector and pg_trgm) for one test, dropped after."""
+    import pg
+
+    url = pg.fresh_database(pg_server_url)
+    try:
+        yield url
+    finally:
+        pg.drop_database(pg_server_url, url)

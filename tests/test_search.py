@@ -27,9 +27,21 @@ NOTES = [
 ]
 
 
-@pytest.fixture
-def shop(tmp_path, monkeypatch, cli):
-    """The shop repository (Python and TypeScript) with three notes about its files."""
+def shared_database(request, monkeypatch):
+    """Point loremap at a fresh, migrated PostgreSQL database (the `postgres` runs)."""
+    from test_store_contract import migrated
+
+    monkeypatch.setenv("LOREMAP_DATABASE_URL", migrated(request.getfixturevalue("pg_url")))
+    monkeypatch.setenv("LOREMAP_PROJECT_KEY", "team/shop")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shop(request, tmp_path, monkeypatch, cli):
+    """The shop repository (Python and TypeScript) with three notes about its files, indexed
+    in the embedded SQLite index and in a shared PostgreSQL database: every test of the search
+    runs on both (a test about SQLite mode alone asks for `sqlite_only`)."""
+    if request.param == "postgres":
+        shared_database(request, monkeypatch)
     root = tmp_path / "shop"
     root.mkdir()
     write(root, FILES)
@@ -44,6 +56,21 @@ def shop(tmp_path, monkeypatch, cli):
             args += ["--file", path]
         assert cli(*args).code == 0
     return root
+
+
+@pytest.fixture
+def sqlite_only(request):
+    """Skips the PostgreSQL run of a test about the SQLite index file, the core's imports or
+    personal notes (which never enter a shared database)."""
+    if request.node.callspec.params.get("shop") == "postgres":
+        pytest.skip("about SQLite mode only")
+
+
+def edited(cli):
+    """After a hand edit of a note: a shared database sees it once it is pushed."""
+    if os.environ.get("LOREMAP_DATABASE_URL"):
+        result = cli("sync", "push")
+        assert result.code == 0, result.err
 
 
 def search(cli, *args):
@@ -139,6 +166,7 @@ def test_as_of_returns_what_was_valid_that_day(shop, cli):
     text = text.replace("valid_to: null", "valid_to: 2025-06-01")
     text = text.replace("status: active", "status: superseded")
     path.write_text(text, encoding="utf-8")
+    edited(cli)
     assert ids(cli, "prices cents", "--kind", "note", "--as-of", "2024-03-01") == [
         "decision-prices-are-kept-in-cents"]
     assert "decision-prices-are-kept-in-cents" not in ids(
@@ -197,7 +225,7 @@ def test_a_long_pasted_question_keeps_its_rarest_terms(shop, cli):
     assert len(found["terms"]) <= SearchConfig().max_terms
 
 
-def test_personal_notes_are_searched_too(shop, cli):
+def test_personal_notes_are_searched_too(shop, cli, sqlite_only):
     assert cli("remember", "--personal", "-t", "preference", "--title",
                "Prefer small coupon commits", "-m", "One coupon change per commit.").code == 0
     found = search(cli, "coupon commits")["items"]
@@ -228,15 +256,20 @@ def test_the_vector_list_with_the_test_embedder(shop, cli, monkeypatch):
     found = search(cli, "coupon applied twice", "--tuning", only_vectors, "--kind", "note")
     assert found["items"][0]["id"] == "bug-coupon-applied-twice"
     assert "close in meaning to the question" in found["items"][0]["why"]
-    index = shop / ".loremap" / "index.sqlite"
-    with sqlite3.connect(index) as conn:
-        count = conn.execute("SELECT count(*) FROM vectors WHERE model = 'hash-256'").fetchone()
-    assert count[0] >= len(NOTES)
+    from loremap.app import App
+
+    app = App.open(shop)
+    try:
+        stored = list(app.store.iter_vectors("hash-256"))
+    finally:
+        app.close()
+    assert len(stored) >= len(NOTES)
     # A rewritten note loses its vector and gets a new one on the next search.
     path = shop / ".loremap" / "notes" / "bug-coupon-applied-twice.md"
     path.write_text(path.read_text(encoding="utf-8").replace("counted it twice",
                                                              "counted it repeatedly"),
                     encoding="utf-8")
+    edited(cli)
     found = search(cli, "repeatedly", "--tuning", only_vectors, "--kind", "note")
     assert found["items"] and found["items"][0]["id"] == "bug-coupon-applied-twice", found
     monkeypatch.setenv("LOREMAP_EMBEDDER", "word2vec")
@@ -285,7 +318,7 @@ def test_config_from_a_toml_file(tmp_path):
         SearchConfig.parse(str(path))
 
 
-def test_an_index_of_schema_2_is_upgraded_and_refilled(shop, cli):
+def test_an_index_of_schema_2_is_upgraded_and_refilled(shop, cli, sqlite_only):
     index = shop / ".loremap" / "index.sqlite"
     index.unlink()
     from loremap.store.sqlite import schema
@@ -304,7 +337,7 @@ def test_an_index_of_schema_2_is_upgraded_and_refilled(shop, cli):
         assert conn.execute("SELECT max(version) FROM migrations").fetchone()[0] == 3
 
 
-def test_a_recall_imports_nothing_heavy(shop, cli):
+def test_a_recall_imports_nothing_heavy(shop, cli, sqlite_only):
     """The prompt hook runs this path: no YAML, no tree-sitter, no git process when nothing is
     stale, no third-party import beyond the stemmer."""
     import time
@@ -351,7 +384,7 @@ def test_a_note_is_not_buried_under_code_that_repeats_its_words(shop, cli):
     assert with_notes.index(note) < (without.index(note) if note in without else 99)
 
 
-def test_index_renders_the_notes_even_right_after_the_index_was_dropped(shop, cli):
+def test_index_renders_the_notes_even_right_after_the_index_was_dropped(shop, cli, sqlite_only):
     index = shop / ".loremap" / "index.sqlite"
     for path in shop.joinpath(".loremap").glob("index.sqlite*"):
         path.unlink()

@@ -15,6 +15,7 @@ from loremap.search.config import DEFAULT_WEIGHTS
 from loremap.search.engine import Engine, Request
 from loremap.search.fuse import mmr, rrf
 from loremap.store.sqlite import SqliteStore
+from loremap.store.sqlite.search import fts_match
 from loremap.text import Analyzer
 
 
@@ -233,5 +234,7 @@ def test_a_question_of_common_words_searches_the_nodes_holding_them_all(store):
     engine.config = engine.config._replace(max_postings=5)
     q = engine.analyse(Request("ledger row"))
     assert q.conjunctive and set(q.terms) == {"ledger", "row"}
-    assert engine._match(q) in ('"ledger" AND "row"', '"row" AND "ledger"')
+    query = engine._match(q)
+    assert query.all_of and set(query.terms) == {"ledger", "row"}
+    assert fts_match(query) in ('"ledger" AND "row"', '"row" AND "ledger"')
     assert engine.rank(Request("ledger row"), render_items=False)

@@ -1,0 +1,248 @@
+"""`loremap db`: the schema, the status, row-level security and the local server, run as a user
+runs them (the `loremap` program) against a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pg
+from loremap.config import UserPaths
+from loremap.store.postgres import local, schema
+
+LOREMAP = Path(sys.executable).parent / "loremap"
+CODE_VERSION = len(schema.MIGRATIONS)
+
+
+def loremap_db(*args: str, url: str | None, home: Path,
+               extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOREMAP_")}
+    env["LOREMAP_HOME"] = str(home)
+    if url is not None:
+        env["LOREMAP_DATABASE_URL"] = url
+    env.update(extra or {})
+    return subprocess.run([str(LOREMAP), "db", *args], cwd=home.parent, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, done
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("loremap: error: ") and done.stderr.count("\n") == 1, \
+        done.stderr
+    return done.stderr
+
+
+def connect(url: str, **kwargs: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True, **kwargs)
+
+
+def migrated(url: str, home: Path) -> None:
+    done = loremap_db("migrate", url=url, home=home)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def app_role(pg_url: str) -> Iterator[str]:
+    """A role name of this test only (roles belong to the whole server), dropped after."""
+    from psycopg import sql
+
+    role = f"loremap_app_{uuid.uuid4().hex[:8]}"
+    yield role
+    with connect(pg_url) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_migrate_creates_the_schema_then_says_it_is_up_to_date(pg_url, home):
+    first = loremap_db("migrate", url=pg_url, home=home)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"schema 0 -> {CODE_VERSION}\n"
+    second = loremap_db("migrate", "--json", url=pg_url, home=home)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout) == {"before": CODE_VERSION, "after": CODE_VERSION}
+    assert loremap_db("migrate", url=pg_url, home=home).stdout == \
+        f"schema {CODE_VERSION} (up to date)\n"
+    with connect(pg_url) as conn:
+        assert schema.current_version(conn) == CODE_VERSION
+
+
+def test_status_reports_versions_projects_and_security(pg_url, home):
+    before = json.loads(loremap_db("status", "--json", url=pg_url, home=home).stdout)
+    assert before["schema"] == {"database": 0, "code": CODE_VERSION}
+    assert before["projects"] == [] and before["row_level_security"] is None
+    migrated(pg_url, home)
+    with connect(pg_url) as conn:
+        conn.execute("INSERT INTO nodes (project, id, kind) VALUES ('acme/app', 'n1', 'note'), "
+                     "('acme/app', 'n2', 'note'), ('acme/app', 'src/a.py', 'file'), "
+                     "('acme/lib', 'n1', 'note')")
+        conn.execute("INSERT INTO note_docs (project, id, text, hash, updated_at) VALUES "
+                     "('acme/app', 'n1', 'x', 'h', '2026-01-02T03:04:05Z')")
+    done = loremap_db("status", "--json", url=pg_url, home=home)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["server"].split(".")[0].isdigit() and found["pgvector"]
+    assert found["schema"] == {"database": CODE_VERSION, "code": CODE_VERSION}
+    assert found["row_level_security"] == "off" and found["sees_all_projects"] is True
+    assert [(p["project"], p["notes"], p["files"]) for p in found["projects"]] == \
+        [("acme/app", 2, 1), ("acme/lib", 1, 0)]
+    assert found["projects"][0]["last_write"].startswith("2026-01-02")
+    assert found["projects"][1]["last_write"] is None
+    with_secret = pg_url.replace("postgres@", "postgres:hunter2@", 1) if not pg.EXTERNAL \
+        else pg_url
+    text = loremap_db("status", url=with_secret, home=home).stdout
+    assert "hunter2" not in text
+    assert f"schema: {CODE_VERSION} (up to date)" in text
+    assert "projects: 2\n  acme/app: 2 notes, 1 file, last write 2026-01-02" in text
+    assert "row-level security: off (`loremap db secure` turns it on)" in text
+
+
+def test_secure_limits_the_role_to_the_project_its_session_names(pg_url, app_role, home):
+    import psycopg
+
+    migrated(pg_url, home)
+    with connect(pg_url) as conn:
+        conn.execute("INSERT INTO meta (project, key, value) VALUES ('a', 'k1', '1'), "
+                     "('a', 'k2', '2'), ('b', 'k1', '3')")
+    password = uuid.uuid4().hex
+    # A password in the owner's URL must never be printed (the embedded server trusts the
+    # socket, so a made-up one is harmless there).
+    owner_url = pg_url.replace("postgres@", "postgres:hunter2-owner@", 1) \
+        if not pg.EXTERNAL else pg_url
+    done = loremap_db("secure", "--role", app_role, "--password-env", "ROLE_PASSWORD",
+                      url=owner_url, home=home, extra={"ROLE_PASSWORD": password})
+    assert done.returncode == 0, done.stderr
+    assert f"role {app_role}: created, password from $ROLE_PASSWORD" in done.stdout
+    assert password not in done.stdout + done.stderr and "hunter2" not in done.stdout
+    export = done.stdout.splitlines()[-1].strip()
+    runtime_url = shlex.split(export.removeprefix("export LOREMAP_DATABASE_URL="))[0]
+    if not pg.EXTERNAL:
+        assert runtime_url == pg_url.replace("postgres@", f"{app_role}@", 1)
+
+    with connect(pg_url, user=app_role, password=password) as conn:
+        assert conn.execute("SELECT count(*) FROM meta").fetchone() == (0,)
+        conn.execute("SELECT set_config('loremap.project', 'a', false)")
+        assert conn.execute("SELECT key FROM meta ORDER BY key").fetchall() == [("k1",), ("k2",)]
+        conn.execute("INSERT INTO meta (project, key, value) VALUES ('a', 'k3', '4')")
+        conn.execute("INSERT INTO nodes (project, id, kind) VALUES ('a', 'n1', 'note')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute("INSERT INTO meta (project, key, value) VALUES ('b', 'k9', '9')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute("UPDATE meta SET project = 'b' WHERE key = 'k3'")
+        assert conn.execute("DELETE FROM meta WHERE key = 'k1'").rowcount == 1
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DROP TABLE meta")
+    with connect(pg_url) as conn:
+        assert conn.execute("SELECT project, key FROM meta ORDER BY project, key").fetchall() == \
+            [("a", "k2"), ("a", "k3"), ("b", "k1")]
+        if not pg.EXTERNAL:  # the server got a hash, never the password (pg_authid: superuser)
+            stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s",
+                                  (app_role,)).fetchone()
+            assert stored is not None and stored[0].startswith("SCRAM-SHA-256$")
+
+    again = loremap_db("secure", "--role", app_role, url=pg_url, home=home)
+    assert again.returncode == 0, again.stderr
+    assert f"role {app_role}: updated" in again.stdout
+    status = loremap_db("status", "--json", url=runtime_url, home=home,
+                        extra={"PGPASSWORD": password})
+    assert status.returncode == 0, status.stderr
+    found = json.loads(status.stdout)
+    assert found["role"] == app_role and found["row_level_security"] == "on"
+    assert found["sees_all_projects"] is False and found["projects"] == []
+
+
+def test_secure_refuses_an_unmigrated_database_and_the_connecting_role(pg_url, home):
+    assert "run `loremap db migrate`" in one_line_error(loremap_db("secure", url=pg_url,
+                                                                   home=home))
+    migrated(pg_url, home)
+    with connect(pg_url) as conn:
+        me = conn.execute("SELECT current_user").fetchone()
+    assert me is not None
+    assert "the role you connect as" in one_line_error(
+        loremap_db("secure", "--role", me[0], url=pg_url, home=home))
+    assert "ROLE_PASSWORD" in one_line_error(
+        loremap_db("secure", "--role", "x", "--password-env", "ROLE_PASSWORD", url=pg_url,
+                   home=home))
+
+
+def test_without_a_database_url_the_error_says_how_to_get_one(home):
+    for action in ("migrate", "status", "secure"):
+        error = one_line_error(loremap_db(action, url=None, home=home))
+        assert "LOREMAP_DATABASE_URL" in error and "`loremap db local start`" in error
+
+
+def test_an_unreachable_database_is_one_line_not_a_traceback(home):
+    for url in ("postgresql://nobody@/nodb?host=/nonexistent", "not a url at all"):
+        error = one_line_error(loremap_db("status", url=url, home=home))
+        assert "database" in error or "loremap[postgres]" in error
+
+
+def test_local_start_status_stop_runs_a_server_that_outlives_the_command(home):
+    pg.require()
+    pgdata = local.data_dir(UserPaths.from_env({"LOREMAP_HOME": str(home)}))
+    assert pgdata == home / "postgres"
+    try:
+        started = loremap_db("local", "start", url=None, home=home)
+        assert started.returncode == 0, started.stderr
+        assert f"schema 0 -> {CODE_VERSION}" in started.stdout
+        assert "export LOREMAP_DATABASE_URL='postgresql://postgres@/postgres?host=" \
+            in started.stdout
+        found = json.loads(loremap_db("local", "status", "--json", url=None, home=home).stdout)
+        assert found["running"] is True and found["data_dir"] == str(pgdata)
+        assert found["pid"] > 0 and found["version"].split(".")[0] == found["data_version"]
+        with connect(found["url"]) as conn:  # the command has exited; the server runs on
+            names = {r[0] for r in conn.execute("SELECT extname FROM pg_extension")}
+            assert {"vector", "pg_trgm"} <= names
+            assert schema.current_version(conn) == CODE_VERSION
+        again = loremap_db("local", "start", url=None, home=home)
+        assert f"schema {CODE_VERSION} (up to date)" in again.stdout
+        assert f"(pid {found['pid']})" in again.stdout
+
+        stopped = loremap_db("local", "stop", url=None, home=home)
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stdout.startswith("stopped the local PostgreSQL server")
+        after = json.loads(loremap_db("local", "status", "--json", url=None, home=home).stdout)
+        assert after["running"] is False and after["url"] is None
+        assert "not running" in loremap_db("local", "stop", url=None, home=home).stdout
+        assert "not running (data in" in loremap_db("local", "status", url=None,
+                                                    home=home).stdout
+    finally:
+        local.stop(pgdata)
+
+
+def test_local_needs_an_action_and_the_others_take_none(home):
+    assert "start, stop or status" in one_line_error(loremap_db("local", url=None, home=home))
+    assert "`loremap db local start`" in one_line_error(
+        loremap_db("status", "start", url=None, home=home))
+
+
+def test_local_start_refuses_a_folder_it_cannot_use(home, tmp_path):
+    pg.require()
+    (home / "postgres").mkdir()
+    (home / "postgres" / "notes.txt").write_text("mine\n", encoding="utf-8")
+    assert "not a PostgreSQL data directory" in one_line_error(
+        loremap_db("local", "start", url=None, home=home))
+    deep = tmp_path / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
+    assert "too long a path" in one_line_error(loremap_db("local", "start", url=None, home=deep))
+    assert not (deep / "postgres").exists()
