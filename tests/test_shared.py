@@ -1,0 +1,185 @@
+"""A team of two on one PostgreSQL database, as they would use it: two clones of one repository
+(so one project key, from the git remote), the MCP server on one machine, the CLI and the
+hooks on the other, and a third repository in the same database that sees none of it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from conftest import git
+from test_store_contract import migrated
+
+GOTCHA = "Coupons apply after the cart total is computed"
+
+
+def loremap(cwd: Path, home: Path, url: str, *args: str, stdin: str = "",
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real `loremap` of one machine: its own home (personal vault, sync base, logs)."""
+    environ = {**os.environ, "LOREMAP_HOME": str(home), "LOREMAP_DATABASE_URL": url,
+               **(env or {})}
+    return subprocess.run([sys.executable, "-m", "loremap", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, env=environ, timeout=120)
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture
+def team(tmp_path: Path, pg_url: str) -> dict[str, Any]:
+    """Two clones of one repository, each initialised against the same database."""
+    url = migrated(pg_url)
+    origin = tmp_path / "origin"
+    seed = tmp_path / "seed"
+    (seed / "src" / "shop").mkdir(parents=True)
+    (seed / "src" / "shop" / "cart.py").write_text(
+        '"""The cart: lines and totals."""\nfrom shop.discount import apply_coupon\n\n\n'
+        "def cart_total(lines):\n    return apply_coupon(sum(lines))\n", encoding="utf-8")
+    (seed / "src" / "shop" / "discount.py").write_text(
+        '"""Coupons."""\n\n\ndef apply_coupon(total):\n    return total * 0.9\n',
+        encoding="utf-8")
+    git(seed, "init", "-q")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "The shop")
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(origin))
+    machines = {}
+    for name in ("ann", "bob"):
+        clone = tmp_path / name
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+        home = tmp_path / f"home-{name}"
+        ok(loremap(clone, home, url, "init"))
+        machines[name] = (clone, home)
+    return {"url": url, **machines}
+
+
+def test_ann_records_through_the_mcp_server_and_bob_finds_it_everywhere(team, monkeypatch):
+    from mcp import Client
+
+    from loremap.mcp.projects import Projects
+    from loremap.mcp.server import build_server
+
+    url = team["url"]
+    ann, ann_home = team["ann"]
+    bob, bob_home = team["bob"]
+    monkeypatch.setenv("LOREMAP_DATABASE_URL", url)  # the server runs in this process
+    monkeypatch.setenv("LOREMAP_HOME", str(ann_home))
+    monkeypatch.chdir(ann)
+    projects = Projects(ann)
+    try:
+        server = build_server(projects, "lean")
+        out: list[str] = []
+
+        async def main() -> None:
+            async with Client(server) as c:
+                result = await c.call_tool("remember", {"facts": [{
+                    "type": "gotcha", "title": GOTCHA, "files": ["src/shop/discount.py"],
+                    "body": "apply_coupon runs on the summed total; a per-line discount would "
+                            "be applied twice."}]})
+                out.append(result.content[0].text)  # type: ignore[union-attr]
+                result = await c.call_tool("recall", {"query": "why is a coupon applied twice"})
+                out.append(result.content[0].text)  # type: ignore[union-attr]
+
+        anyio.run(main)
+    finally:
+        projects.close()
+    note_id = "gotcha-coupons-apply-after-the-cart-total-is-computed"
+    assert f"created {note_id}" in out[0]
+    assert out[1].startswith(f"[gotcha] {GOTCHA}")
+    assert (ann / ".loremap" / "notes" / f"{note_id}.md").is_file()
+
+    # Bob's search sees it at once (the database is shared), before any file moved.
+    found = json.loads(ok(loremap(bob, bob_home, url, "search", "coupon applied twice",
+                                  "--json")))
+    assert found["items"][0]["id"] == note_id
+    assert not (bob / ".loremap" / "notes" / f"{note_id}.md").exists()
+    # His pull brings the file, byte for byte.
+    assert f"+ {note_id}" in ok(loremap(bob, bob_home, url, "sync", "pull"))
+    assert (bob / ".loremap/notes" / f"{note_id}.md").read_bytes() == \
+        (ann / ".loremap/notes" / f"{note_id}.md").read_bytes()
+    # His agent is told before it opens the file.
+    payload = {"session_id": "s1", "transcript_path": str(bob / "t.jsonl"), "cwd": str(bob),
+               "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": "t1",
+               "tool_input": {"file_path": str(bob / "src/shop/discount.py")}}
+    hook = subprocess.run([sys.executable, "-m", "loremap.hook", "pre-tool"],
+                          input=json.dumps(payload), capture_output=True, text=True,
+                          env={**os.environ, "LOREMAP_HOME": str(bob_home),
+                               "LOREMAP_DATABASE_URL": url}, timeout=120)
+    assert hook.returncode == 0, hook.stderr
+    assert GOTCHA in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    # And his prompt recalls it.
+    prompt = {**payload, "hook_event_name": "UserPromptSubmit",
+              "prompt": "the coupon discount is applied twice at checkout, why?"}
+    hook = subprocess.run([sys.executable, "-m", "loremap.hook", "prompt"],
+                          input=json.dumps(prompt), capture_output=True, text=True,
+                          env={**os.environ, "LOREMAP_HOME": str(bob_home),
+                               "LOREMAP_DATABASE_URL": url}, timeout=120)
+    assert GOTCHA in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    # The code map is shared too, and doctor says this vault matches the database.
+    assert "`discount.py` — Coupons. (apply_coupon)" in ok(loremap(bob, bob_home, url, "map",
+                                                                  "src/shop"))
+    assert "this vault matches the shared database" in ok(loremap(bob, bob_home, url,
+                                                                  "doctor"))
+
+
+def test_another_repository_in_the_same_database_sees_nothing(team, tmp_path):
+    url = team["url"]
+    ann, ann_home = team["ann"]
+    ok(loremap(ann, ann_home, url, "remember", "-t", "decision", "--title",
+               "Prices are kept in cents", "-m", "Integer cents, formatted at the edge."))
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    ok(loremap(other, tmp_path / "home-other", url, "init"))
+    found = json.loads(ok(loremap(other, tmp_path / "home-other", url, "search",
+                                  "prices cents", "--json")))
+    assert found["items"] == []
+    assert "no notes" in ok(loremap(other, tmp_path / "home-other", url, "list"))
+    assert ok(loremap(other, tmp_path / "home-other", url, "sync", "pull")).count("+ ") == 0
+
+
+def test_reindex_rebuilds_a_project_from_the_database_s_own_texts(team):
+    url = team["url"]
+    ann, ann_home = team["ann"]
+    bob, bob_home = team["bob"]
+    ok(loremap(ann, ann_home, url, "remember", "-t", "decision", "--title",
+               "Prices are kept in cents", "-m", "Integer cents, formatted at the edge."))
+    # Bob has not pulled: his reindex must not lose Ann's note.
+    out = ok(loremap(bob, bob_home, url, "reindex", "--json"))
+    assert json.loads(out)["indexed"] == 1
+    found = json.loads(ok(loremap(bob, bob_home, url, "search", "prices cents", "--json")))
+    assert found["items"][0]["id"] == "decision-prices-are-kept-in-cents"
+
+
+def test_a_password_in_the_committed_config_is_refused(team):
+    bob, bob_home = team["bob"]
+    config = bob / ".loremap" / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8")
+                      + '\n[store]\nurl = "postgresql://app:hunter2@db.example/loremap"\n',
+                      encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "loremap", "list"], cwd=bob,
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "LOREMAP_HOME": str(bob_home)})
+    assert result.returncode == 1
+    assert "holds a password" in result.stderr and result.stderr.count("\n") == 1
+    assert "hunter2" not in result.stderr
+
+
+def test_without_psycopg_the_error_says_which_extra_to_install(team, tmp_path):
+    bob, bob_home = team["bob"]
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "psycopg.py").write_text("raise ImportError('no psycopg here')\n",
+                                        encoding="utf-8")
+    result = loremap(bob, bob_home, team["url"], "list",
+                     env={"PYTHONPATH": str(blocker)})
+    assert result.returncode == 1
+    assert "pip install 'loremap[postgres]'" in result.stderr
