@@ -25,7 +25,9 @@ _NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at,
 
 
 def fts5_idf(rows: int, hits: int) -> float:
-    """FTS5's IDF of a term held by `hits` of `rows` rows."""
+    """FTS5's IDF of a term held by `hits` of `rows` rows. The two are read by separate
+    statements, so a writer committing between them can make `hits` exceed `rows`."""
+    rows = max(rows, hits)
     value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows else 0.0
     return value if value > 0 else 1e-6
 

@@ -1,0 +1,361 @@
+"""Apply a sync plan: the database side in one transaction, then the files, then the base.
+
+Order of a push or a pull (a dry run or `status` stops after step 4 and takes no lock):
+
+1. take the vault's lock (loremap's writes here wait; a second sync on this machine too);
+2. hash every note file and read the base;
+3. open the database's write transaction (the project's advisory lock: the other machines'
+   writes wait) and read every shared text, tombstones included;
+4. plan (`plan.py`), refuse a mass deletion without `--confirm`, and check every text that
+   would cross over: a malformed file or one holding a secret is never uploaded, a database
+   text that does not parse (or holds a secret) is never written into the repository;
+5. make the database's changes (uploads through the index, tombstones, the losers of
+   conflicts kept as previous versions) and commit: a lost connection rolls all of them back,
+   and nothing below runs;
+6. write and delete the note files, each atomically;
+7. record in the base what landed on both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from loremap.errors import Conflict, InvalidInput, MalformedNote, NotFound, UserError
+from loremap.model import check_id
+from loremap.sync.base import Base, base_path
+from loremap.sync.plan import (
+    CONFLICT,
+    DATABASE,
+    DELETE,
+    LOCAL,
+    TOMBSTONE,
+    UPLOAD,
+    WRITE,
+    Held,
+    LocalNote,
+    Plan,
+    Step,
+    guard,
+    plan,
+)
+from loremap.vault import fs
+from loremap.vault.layout import LoadedNote, NoteFile, Vault, content_hash
+
+if TYPE_CHECKING:
+    from loremap.memory.service import Memory
+    from loremap.store.postgres.store import KeptVersion, PostgresStore, SharedDoc
+
+NEEDS_SHARED = "sync needs a shared database: set LOREMAP_DATABASE_URL (see docs/postgres.md)"
+SYMBOLS = {"new": "+", "updated": "~", "deleted": "-", "conflict": "!"}
+
+
+class MassDelete(Conflict):
+    """A sync that would delete too many notes, run without --confirm."""
+
+
+class SyncError(UserError):
+    """A sync whose database side committed but whose files or base could not be written."""
+
+
+class Report:
+    """What a push or a pull did (or, in a dry run, would do)."""
+
+    def __init__(self, direction: str, dry_run: bool, location: str) -> None:
+        self.direction = direction
+        self.dry_run = dry_run
+        self.location = location
+        self.changes: list[Step] = []
+        self.held: list[Held] = []
+        self.warnings: list[str] = []
+        self.refusal: str | None = None  # a dry run that --confirm would be needed for
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(("new", "updated", "deleted", "conflict"), 0)
+        for step in self.changes:
+            out[step.change] += 1
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.direction, "dry_run": self.dry_run, "database": self.location,
+            "changes": [{"id": s.id, "change": s.change, "winner": s.winner or None,
+                         "detail": s.detail or None} for s in self.changes],
+            "held": [h._asdict() for h in self.held], "counts": self.counts(),
+            "refused": self.refusal, "warnings": self.warnings,
+        }
+
+
+class _Ready(NamedTuple):
+    """A step whose texts were checked: `loaded` the local note to upload, `local_text` the
+    local text a conflict keeps, `remote` the bytes to write here."""
+
+    step: Step
+    loaded: LoadedNote | None = None
+    local_text: str | None = None
+    remote: bytes | None = None
+
+
+class Sync:
+    """Push, pull and compare one project vault with its shared database."""
+
+    def __init__(self, memory: Memory, store: PostgresStore, vault: Vault, state: Path) -> None:
+        self.memory = memory
+        self.store = store
+        self.vault = vault
+        self.base_file = base_path(state, vault.root, store.url, store.project)
+
+    @classmethod
+    def of(cls, memory: Memory, state: Path) -> Sync:
+        """The sync of `memory`'s project vault; `state` is the user's state folder."""
+        if not getattr(memory.store, "shared", False):
+            raise InvalidInput(NEEDS_SHARED)
+        from loremap.store.postgres.store import PostgresStore
+
+        store = memory.store
+        assert isinstance(store, PostgresStore)
+        if memory.project is None:
+            raise NotFound("no loremap project here: run `loremap init` in the repository")
+        return cls(memory, store, memory.project, state)
+
+    # --- the three states -------------------------------------------------------------------
+
+    def _local(self, warnings: list[str]) -> tuple[dict[str, LocalNote], dict[str, NoteFile],
+                                                    frozenset[str]]:
+        """Every note file's hash and mtime; the ids of files that could not be read (left
+        alone: an unreadable file is not a deletion)."""
+        notes: dict[str, LocalNote] = {}
+        files: dict[str, NoteFile] = {}
+        unread: set[str] = set()
+        for file in self.vault.scan():
+            shown = self.vault.display(file.path)
+            try:
+                check_id(file.id)
+            except InvalidInput:
+                warnings.append(f"skipped {shown}: its name is not a note id")
+                continue
+            try:
+                data = file.path.read_bytes()
+            except OSError as exc:
+                warnings.append(f"skipped {shown}: {exc.strerror}")
+                unread.add(file.id)
+                continue
+            notes[file.id] = LocalNote(content_hash(data), file.mtime_ns)
+            files[file.id] = file
+        return notes, files, frozenset(unread)
+
+    def _base(self, warnings: list[str]) -> Base:
+        described = {"vault": str(self.vault.root.resolve()), "database": self.store.location,
+                     "project": self.store.project}
+        base, problem = Base.load(self.base_file, described)
+        if problem:
+            warnings.append(problem)
+        return base
+
+    # --- checks of the texts that cross over ------------------------------------------------
+
+    def _uploadable(self, file: NoteFile, warnings: list[str]) -> LoadedNote | None:
+        """The note to upload, or None (with a warning) when it must not be."""
+        from loremap.vault.secrets import scan
+
+        try:
+            loaded = self.vault.load(file)
+        except MalformedNote as exc:
+            warnings.append(f"skipped {exc}: not pushed (fix the file, then sync again)")
+            return None
+        except OSError as exc:
+            warnings.append(f"skipped {self.vault.display(file.path)}: {exc.strerror}")
+            return None
+        found = scan(loaded.text)
+        if found:
+            warnings.append(f"skipped {self.vault.display(file.path)}: {found[0].kind} at line "
+                            f"{found[0].line}; a note holding a secret is never pushed (remove "
+                            "it, then sync again)")
+            return None
+        return loaded
+
+    def _local_text(self, file: NoteFile, warnings: list[str]) -> str | None:
+        """The local text a lost conflict keeps in the database, or None when it cannot be."""
+        from loremap.vault.secrets import scan
+
+        shown = self.vault.display(file.path)
+        try:
+            text = file.path.read_bytes().decode("utf-8")
+        except OSError as exc:
+            warnings.append(f"skipped {shown}: {exc.strerror}")
+            return None
+        except UnicodeDecodeError:
+            warnings.append(f"skipped {shown}: not UTF-8; its conflict is left for you to settle")
+            return None
+        found = scan(text)
+        if found:
+            warnings.append(f"skipped {shown}: {found[0].kind} at line {found[0].line}; it is in "
+                            "conflict with the database and a secret never goes there (remove "
+                            "it, then sync again)")
+            return None
+        return text
+
+    def _writable(self, doc: SharedDoc, warnings: list[str]) -> bytes | None:
+        """The bytes of a database text to write here, or None when it must not be."""
+        from loremap.vault.frontmatter import parse_note
+        from loremap.vault.secrets import scan
+
+        shown = f"{doc.id} (database v{doc.version})"
+        try:
+            check_id(doc.id)
+            note = parse_note(doc.text, shown)
+        except (InvalidInput, MalformedNote) as exc:
+            warnings.append(f"skipped {exc}: not pulled")
+            return None
+        if note.id != doc.id:
+            warnings.append(f"skipped {shown}: its frontmatter id is '{note.id}': not pulled")
+            return None
+        found = scan(doc.text)
+        if found:
+            warnings.append(f"skipped {shown}: {found[0].kind} at line {found[0].line}; a "
+                            "secret never lands in the vault: not pulled")
+            return None
+        return doc.text.encode("utf-8")
+
+    def _prepare(self, plan_: Plan, files: Mapping[str, NoteFile],
+                 remote: Mapping[str, SharedDoc], warnings: list[str]) -> list[_Ready]:
+        ready: list[_Ready] = []
+        for step in plan_.steps:
+            if step.op == UPLOAD:
+                loaded = self._uploadable(files[step.id], warnings)
+                if loaded is not None:
+                    ready.append(_Ready(step._replace(base=loaded.content_hash), loaded))
+            elif step.op == WRITE:
+                data = self._writable(remote[step.id], warnings)
+                if data is not None:
+                    ready.append(_Ready(step, remote=data))
+            elif step.op == CONFLICT and step.winner == LOCAL:
+                loaded = self._uploadable(files[step.id], warnings)
+                if loaded is not None:
+                    ready.append(_Ready(step._replace(base=loaded.content_hash), loaded))
+            elif step.op == CONFLICT:
+                text = self._local_text(files[step.id], warnings)
+                data = self._writable(remote[step.id], warnings) if text is not None else None
+                if text is not None and data is not None:
+                    ready.append(_Ready(step, local_text=text, remote=data))
+            else:
+                ready.append(_Ready(step))
+        return ready
+
+    # --- push, pull, status -----------------------------------------------------------------
+
+    def run(self, direction: str, dry_run: bool = False, confirm: bool = False) -> Report:
+        """`push` or `pull` (with `dry_run`: what it would do, changing nothing)."""
+        if dry_run:
+            return self._preview((direction,), confirm)[0]
+        report = Report(direction, dry_run, self.store.location)
+        self.vault.ensure()
+        with self.vault.lock():
+            local, files, unread = self._local(report.warnings)
+            base = self._base(report.warnings)
+            with self.store.write():
+                remote = self.store.docs()
+                plan_ = plan(direction, local, base.notes, remote, unread, self.store.writer)
+                refusal = guard(plan_, self._total(plan_, local, remote))
+                if refusal and not confirm:
+                    raise MassDelete(refusal)
+                ready = self._prepare(plan_, files, remote, report.warnings)
+                self._apply_database(ready, remote)
+            landed: dict[str, str | None] = {}
+            failed = None
+            for item in ready:
+                try:
+                    self._apply_files(item)
+                except OSError as exc:
+                    failed = (f"the database side is done, but writing "
+                              f"{self.vault.display(self.vault.path_for(item.step.id))} failed "
+                              f"({exc.strerror}); run `loremap sync {direction}` again")
+                    break
+                landed[item.step.id] = item.step.base
+            base.update(landed)
+            try:
+                base.save()
+            except OSError as exc:
+                failed = failed or (f"the sync is done, but its base {self.base_file} could not "
+                                    f"be written ({exc.strerror}); the next sync compares hashes")
+            if failed:
+                raise SyncError(failed)
+        self._report(report, plan_, ready)
+        return report
+
+    def status(self) -> tuple[Report, Report]:
+        """What a push and a pull would do now."""
+        push, pull = self._preview(("push", "pull"))
+        return push, pull
+
+    def _preview(self, directions: tuple[str, ...], confirm: bool = False) -> list[Report]:
+        """What each of `directions` would do, from one reading of both sides; no lock."""
+        warnings: list[str] = []
+        local, files, unread = self._local(warnings)
+        base = self._base(warnings)
+        remote = self.store.docs()
+        reports = []
+        for direction in directions:
+            report = Report(direction, True, self.store.location)
+            report.warnings = list(warnings)
+            plan_ = plan(direction, local, base.notes, remote, unread, self.store.writer)
+            report.refusal = None if confirm else guard(plan_, self._total(plan_, local, remote))
+            self._report(report, plan_, self._prepare(plan_, files, remote, report.warnings))
+            reports.append(report)
+        return reports
+
+    @staticmethod
+    def _total(plan_: Plan, local: Mapping[str, LocalNote],
+               remote: Mapping[str, SharedDoc]) -> int:
+        if plan_.direction == "pull":
+            return len(local)
+        return sum(1 for doc in remote.values() if not doc.deleted)
+
+    @staticmethod
+    def _report(report: Report, plan_: Plan, ready: list[_Ready]) -> None:
+        report.changes = [item.step for item in ready if item.step.change]
+        report.held = list(plan_.held)
+
+    def _apply_database(self, ready: list[_Ready], remote: Mapping[str, SharedDoc]) -> None:
+        """The database's side of the plan (inside `store.write()`)."""
+        store = self.store
+        for item in ready:
+            step = item.step
+            if step.op == UPLOAD and item.loaded is not None:
+                self.memory.index_loaded(item.loaded)
+            elif step.op == TOMBSTONE:
+                store.delete_note(step.id)
+            elif step.op == CONFLICT and step.winner == LOCAL and item.loaded is not None:
+                doc = remote[step.id]
+                store.put_doc(step.id, item.loaded.text, item.loaded.content_hash,
+                              reason=f"conflict: v{doc.version} by {doc.updated_by or '?'} lost "
+                                     f"to a newer edit by {store.writer or '?'}")
+                self.memory.index_loaded(item.loaded)
+            elif step.op == CONFLICT and step.winner == DATABASE and item.local_text is not None:
+                doc = remote[step.id]
+                store.keep_text(step.id, item.local_text,
+                                content_hash(item.local_text.encode("utf-8")),
+                                reason=f"conflict: an edit by {store.writer or '?'} lost to the "
+                                       f"newer v{doc.version} by {doc.updated_by or '?'}")
+
+    def _apply_files(self, item: _Ready) -> None:
+        """The files' side of one step (after the database committed)."""
+        step = item.step
+        if item.remote is not None and (step.op == WRITE or step.winner == DATABASE):
+            fs.atomic_write(self.vault.path_for(step.id), item.remote)
+        elif step.op == DELETE:
+            self.vault.delete(step.id)
+
+    # --- versions ---------------------------------------------------------------------------
+
+    def versions(self, note_id: str) -> tuple[SharedDoc | None, list[KeptVersion]]:
+        """The note's current shared text (None: the database never had it) and the texts it
+        had before, newest first."""
+        check_id(note_id)
+        doc = self.store.docs().get(note_id)
+        kept = self.store.versions(note_id)
+        if doc is None and not kept:
+            raise NotFound(f"the database has no note '{note_id}' (project "
+                           f"{self.store.project})")
+        return doc, kept
