@@ -250,15 +250,20 @@ def _git_dir(root: Path) -> Path | None:
     return None
 
 
+def _common_dir(git_dir: Path) -> Path:
+    """Where a worktree's shared refs and config live (its `commondir`), else `git_dir`."""
+    commondir = git_dir / "commondir"
+    if commondir.is_file():
+        return (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir
+
+
 def _read_head(git_dir: Path) -> str | None:
     head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
     if not head.startswith("ref: "):
         return head or None
     ref = head.removeprefix("ref: ")
-    common = git_dir
-    commondir = git_dir / "commondir"
-    if commondir.is_file():
-        common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
+    common = _common_dir(git_dir)
     for base in (git_dir, common):
         loose = base / ref
         if loose.is_file():
@@ -307,12 +312,8 @@ def origin_key(root: Path) -> str | None:
     git_dir = _git_dir(root)
     if git_dir is None:
         return None
-    common = git_dir
-    commondir = git_dir / "commondir"
     try:
-        if commondir.is_file():
-            common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
-        text = (common / "config").read_text(encoding="utf-8", errors="replace")
+        text = (_common_dir(git_dir) / "config").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     url = None

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 from loremap.cli.output import count, emit_json, lines, warn
 from loremap.config import CONFIG_FILE, LOREMAP_DIR, UserPaths, find_project_root, load_settings
 from loremap.errors import InvalidInput, StoreError
-from loremap.store.postgres import local, schema
+from loremap.store.postgres import first_line, local, schema
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -66,17 +66,12 @@ def _session(url: str) -> Iterator[Conn]:
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
-        raise StoreError(f"cannot connect to the database: {_first_line(exc)}") from None
+        raise StoreError(f"cannot connect to the database: {first_line(exc)}") from None
     try:
         with conn:
             yield conn
     except psycopg.Error as exc:
-        raise StoreError(f"the database refused: {_first_line(exc)}") from None
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return " ".join(text.splitlines()[0].split()) if text else type(exc).__name__
+        raise StoreError(f"the database refused: {first_line(exc)}") from None
 
 
 def _one(conn: Conn, query: Any, params: Any = None) -> tuple[Any, ...]:

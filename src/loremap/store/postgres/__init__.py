@@ -1,2 +1,9 @@
 """The shared index on PostgreSQL + pgvector (`loremap[postgres]`); imported only when a
 database URL is configured."""
+
+
+def first_line(exc: Exception) -> str:
+    """An error's first line, whitespace collapsed (a driver's messages run over lines), or
+    its type's name when it has no text: the reason in a one-line message."""
+    text = str(exc).strip()
+    return " ".join(text.splitlines()[0].split()) if text else type(exc).__name__

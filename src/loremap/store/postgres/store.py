@@ -14,7 +14,6 @@ Personal notes never enter a shared database.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -25,7 +24,7 @@ from psycopg.types.json import Jsonb
 from loremap.errors import IndexLocked, StoreError
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.search import Filters
-from loremap.store.postgres import schema
+from loremap.store.postgres import first_line, schema
 from loremap.store.postgres.code import PgCodeTables
 from loremap.store.postgres.search import PgSearchTables, where
 from loremap.text import Analyzer
@@ -81,11 +80,6 @@ def describe(url: str) -> str:
     return f"{info.get('user') or ''}@{host}/{info.get('dbname') or ''}".lstrip("@")
 
 
-def _lost(exc: psycopg.Error) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text
-
-
 class PostgresStore(PgCodeTables, PgSearchTables):
     """`Store` (and the search and code-map operations) on a shared PostgreSQL database."""
 
@@ -121,7 +115,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
                               (self.project,))
             self.conn.execute("SET hnsw.iterative_scan = relaxed_order")
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to {describe(self.url)}: {_lost(exc)}") from None
+            raise StoreError(f"cannot connect to {describe(self.url)}: {first_line(exc)}") from None
 
     def _alive(self) -> None:
         """Reconnect when the connection was lost (a server restart, a dropped network)."""
@@ -159,7 +153,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
                 finally:
                     self._in_write = False
         except psycopg.OperationalError as exc:
-            raise StoreError(f"lost the connection to {describe(self.url)} ({_lost(exc)}); "
+            raise StoreError(f"lost the connection to {describe(self.url)} ({first_line(exc)}); "
                              "nothing was written to the database, try again") from None
 
     def execute(self, sql: str, params: Sequence[object] | None = None) -> Any:
@@ -172,7 +166,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         except psycopg.OperationalError as exc:
             if self._in_write:
                 raise
-            raise StoreError(f"lost the connection to {describe(self.url)} ({_lost(exc)}); "
+            raise StoreError(f"lost the connection to {describe(self.url)} ({first_line(exc)}); "
                              "try again") from None
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]
@@ -404,8 +398,3 @@ def _param(value: object) -> object:
     if isinstance(value, list | dict):
         return Jsonb(value)
     return value
-
-
-def as_json(value: object) -> str:
-    """A jsonb value read back, as the JSON text SQLite stores."""
-    return json.dumps(value)
