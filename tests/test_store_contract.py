@@ -119,6 +119,11 @@ def test_edges_declared_and_file_edges(open_store):
         ("prices-in-cents", "about", "files", False)]
     assert store.degree("prices-in-cents") == 2
     assert store.degree_over("prices-in-cents", 1) and not store.degree_over("prices-in-cents", 2)
+    around = store.neighborhoods(["src/shop/pricing.py", "prices-in-cents", "nope"], 2)
+    assert around["src/shop/pricing.py"] == seen and around["nope"] == []
+    assert sorted(n.node for n in around["prices-in-cents"]) == sorted(
+        n.node for n in store.neighbors("prices-in-cents"))
+    assert store.neighborhoods(["prices-in-cents"], 1) == {"prices-in-cents": None}
 
 
 def test_meta_and_term_statistics(open_store):
@@ -131,8 +136,9 @@ def test_meta_and_term_statistics(open_store):
     assert store.doc_freqs(["price", "total", "nowher"], 10) == {"price": 2, "total": 3,
                                                                 "nowher": 0}
     assert store.doc_freqs(["total"], 2) == {"total": 2}
-    assert store.held_terms("coupon-twice", ["coupon", "price", "discount"]) == {"coupon",
-                                                                                 "discount"}
+    assert store.held_terms(["coupon-twice", "locks", "nope"], ["coupon", "price", "discount"]
+                            ) == {"coupon-twice": {"coupon", "discount"}, "locks": set(),
+                                  "nope": set()}
 
 
 def test_filters_restrict_text_search(open_store):

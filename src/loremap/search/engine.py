@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
-from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
+from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
 from loremap.search import entities, ppr
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
@@ -44,7 +44,7 @@ from loremap.text import Analyzer
 Stale = Callable[[NodeRow], list[str]]
 
 
-class SearchStore(entities.NameIndex, Protocol):
+class SearchStore(entities.NameIndex, ppr.Graph, Protocol):
     def node_count(self) -> int: ...
 
     def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
@@ -57,13 +57,10 @@ class SearchStore(entities.NameIndex, Protocol):
     def nodes(self, ids: Sequence[str], filters: Filters | None = None
               ) -> dict[str, NodeRow]: ...
 
-    def held_terms(self, node_id: str, terms: Iterable[str]) -> set[str]: ...
-
-    def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]: ...
+    def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]
+                   ) -> dict[str, set[str]]: ...
 
     def degree(self, node_id: str) -> int: ...
-
-    def degree_over(self, node_id: str, limit: int) -> bool: ...
 
     def symbols_of(self, path: str) -> list[tuple[str, str, int]]: ...
 
@@ -246,8 +243,7 @@ class Engine:
         if not total:
             return 1.0
         best = 0.0
-        for node_id in node_ids:
-            held = self.store.held_terms(node_id, q.mass)
+        for held in self.store.held_terms(node_ids, q.mass).values():
             best = max(best, sum(w for t, w in q.mass.items() if t in held) / total)
         return best
 
@@ -323,21 +319,13 @@ class Engine:
     def _ppr(self, seeds: dict[str, float]) -> tuple[list[str], dict[str, ppr.Via]]:
         if not seeds or self.config.ppr <= 0:
             return [], {}
-        cache: dict[str, list[Neighbor]] = {}
-
-        def neighbors(node: str) -> list[Neighbor]:
-            if node not in cache:
-                cache[node] = self.store.neighbors(node)
-            return cache[node]
-
         code = self.config.code_edges
         origins = {o: w * (code if o in ("import", "reference", "cochange") else 1.0)
                    for o, w in ppr.ORIGIN_WEIGHTS.items()}
         # A node holding less residual than a fraction of `ppr_floor` cannot lift a neighbour
         # over it: pushing it would be work for nothing.
-        scores, via, degrees = ppr.push(neighbors, seeds, self.config.alpha, self.config.pushes,
-                                        self.config.ppr_floor / 40, self.store.degree_over,
-                                        origins)
+        scores, via, degrees = ppr.push(self.store, seeds, self.config.alpha, self.config.pushes,
+                                        self.config.ppr_floor / 40, origins)
         # A node the walk barely reached is no evidence: keep those holding a share of the
         # seeds' mass (the seeds themselves always stay).
         reached = {n: s for n, s in scores.items()
@@ -380,9 +368,10 @@ class Engine:
             vectors = [i for i, _ in nearest(self.store, self.embedder, text,  # type: ignore[arg-type]
                                              self.config.pool * 2)]
         section_ids = [path for path, _ in sections]
+        # Every row so far passed the filters (bm25 ranks and entities are read with them).
         others = [i for i in [*walk, *vectors, *section_ids] if i not in rows]
         rows.update(self.store.nodes(others, filters))
-        passes = set(self.store.nodes([*walk, *vectors, *section_ids], filters))
+        passes = rows.keys()
         walk = [i for i in walk if i in passes]
         vectors = [i for i in vectors if i in passes][: self.config.pool]
         section_ids = self._section_view([i for i, _ in bm25], rows,
@@ -467,15 +456,19 @@ class Engine:
         """Every candidate, best first, up to `request.limit`, explained but not packed and
         without abstention (what evaluation scores)."""
         c = self.candidates(request)
+        ranked = [(i, s) for i, s in c.fused[: request.limit] if i in c.rows]
+        held = (self.store.held_terms([i for i, _ in ranked], c.query.terms)
+                if render_items and c.query.terms else {})
         return [self._item(node_id, score, c.rows[node_id], c.why.get(node_id, []), c.query,
-                           c.symbols, render_items)
-                for node_id, score in c.fused[: request.limit] if node_id in c.rows]
+                           c.symbols, held.get(node_id, set()), render_items)
+                for node_id, score in ranked]
 
     def _item(self, node_id: str, score: float, row: NodeRow, reasons: list[str],
-              q: QueryTerms, symbols: dict[str, list[SymbolRow]], full: bool) -> Item:
+              q: QueryTerms, symbols: dict[str, list[SymbolRow]], held: set[str], full: bool
+              ) -> Item:
+        """One candidate as shown; `held`: which of the query's terms its text holds."""
         reasons = list(dict.fromkeys(reasons))
         if full and q.terms:
-            held = self.store.held_terms(node_id, q.terms)
             matched = sorted(held, key=lambda t: (q.dfs.get(t, 0), t))
             if matched:
                 reasons.insert(0, "matches " + ", ".join(matched[:4]))
@@ -524,13 +517,18 @@ class Engine:
                          or [i for i, _ in c.fused])[: self.config.seeds]
             if self.coverage(q, text_hits) < self.config.coverage:
                 return done(None, "no item holds enough of what the question asks")
+        ranked = [(i, s) for i, s in c.fused[: request.limit * 3] if i in c.rows]
+
         def items() -> Iterator[Item]:
-            for node_id, score in c.fused[: request.limit * 3]:
-                row = c.rows.get(node_id)
-                if row is None:
-                    continue
+            held: dict[str, set[str]] = {}
+            for n, (node_id, score) in enumerate(ranked):
+                if q.terms and node_id not in held:
+                    # Read for the next `limit` items at once; packing stops at the budget.
+                    held.update(self.store.held_terms(
+                        [i for i, _ in ranked[n:n + request.limit]], q.terms))
+                row = c.rows[node_id]
                 item = self._item(node_id, score, row, c.why.get(node_id, []), q, c.symbols,
-                                  True)
+                                  held.get(node_id, set()), True)
                 if self.stale is not None and row.kind == "note" and row.file_hashes:
                     warnings = self.stale(row)
                     if warnings:

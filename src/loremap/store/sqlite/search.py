@@ -160,16 +160,17 @@ class SearchTables:
                 out[row[0]] = _node(row)
         return out
 
-    def held_terms(self, node_id: str, terms: Iterable[str]) -> set[str]:
-        """Which of `terms` (analyzer tokens) the node's indexed text holds."""
-        row = self.conn.execute(
-            "SELECT ' ' || f.title || ' ' || f.body || ' ' || f.tags || ' ' || f.symbols || ' ' "
-            "|| f.path || ' ' || f.content || ' ' FROM fts f JOIN nodes n ON n.rowid = f.rowid "
-            "WHERE n.id = ?", (node_id,)).fetchone()
-        if row is None:
-            return set()
-        text = row[0]
-        return {t for t in terms if f" {t} " in text}
+    def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]) -> dict[str, set[str]]:
+        """node id -> which of `terms` (analyzer tokens) its indexed text holds."""
+        wanted = list(dict.fromkeys(terms))
+        out: dict[str, set[str]] = {}
+        for node_id in dict.fromkeys(node_ids):
+            row = self.conn.execute(
+                "SELECT ' ' || f.title || ' ' || f.body || ' ' || f.tags || ' ' || f.symbols || "
+                "' ' || f.path || ' ' || f.content || ' ' FROM fts f JOIN nodes n ON "
+                "n.rowid = f.rowid WHERE n.id = ?", (node_id,)).fetchone()
+            out[node_id] = {t for t in wanted if f" {t} " in row[0]} if row else set()
+        return out
 
     def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]:
         """The edges touching `node_id`, seen from it: the `limit` heaviest when there are more
@@ -179,6 +180,15 @@ class SearchTables:
             "UNION ALL SELECT src, rel, origin, weight, 0 FROM edges WHERE dst = ?) "
             "ORDER BY 4 DESC, 1 LIMIT ?", (node_id, node_id, limit))
         return [Neighbor(r[0], r[1], r[2], float(r[3]), bool(r[4])) for r in rows]
+
+    def neighborhoods(self, nodes: Sequence[str], cap: int) -> dict[str, list[Neighbor] | None]:
+        """Every node of `nodes` -> its edges (as `neighbors`), or None when it has more than
+        `cap`: a hub's edges are counted up to cap + 1, never read."""
+        out: dict[str, list[Neighbor] | None] = {}
+        for node_id in nodes:
+            out[node_id] = (None if self.degree_over(node_id, cap)
+                            else self.neighbors(node_id, cap))
+        return out
 
     def degree(self, node_id: str) -> int:
         return int(self.conn.execute(
