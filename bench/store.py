@@ -3,7 +3,7 @@
     python bench/store.py [--only locomo,cosqa,swebench,latency,writes,concurrency]
                           [--url URL] [--runs 3] [--queries 200] [--writes 2000]
                           [--clients 8] [--seconds 10] [--limit N] [--data DIR] [--fresh]
-                          [--no-workaround] [--json OUT]
+                          [--json OUT]
 
 Each section prints both stores side by side, measured in the same run on the same machine.
 The PostgreSQL server is `--url` (or LOREMAP_TEST_DATABASE_URL); without one, the
@@ -12,11 +12,9 @@ settings) and stopped at the end. The run creates its own database on that serve
 the end); a role that may not create databases gets its projects in the URL's database instead,
 under keys prefixed with the run's id, deleted at the end. Every corpus goes into that one
 database, each as its own project key, so the figures are those of a database shared by
-several projects. After each bulk load the tables are ANALYZEd (the steady state autovacuum
-reaches on its own), so the planner has statistics. Code is indexed into PostgreSQL with
-`enable_nestloop = off` on the indexing session (see `planner_workaround`: without it, a
-project's first code index in a database where another project was ANALYZEd takes minutes);
-`--no-workaround` measures without.
+several projects. After each bulk load the database is VACUUMed and ANALYZEd (the steady
+state autovacuum reaches on its own within a minute), so the planner has statistics and the
+postings' index-only scans need not visit the table.
 
 1. Quality (`locomo`, `cosqa`; `swebench` on request, its corpora are large). The corpora and
    questions of bench/retrieval.py (../shared/eval): LoCoMo's turns as episode notes, one store
@@ -153,12 +151,14 @@ class Server:
         return PostgresStore(self.url, self.key(name), analyzer, writer="bench")
 
     def analyze(self) -> float:
-        """ANALYZE the whole database (what autovacuum would do after a bulk load); seconds."""
+        """VACUUM ANALYZE the whole database (what autovacuum does within a minute of a bulk
+        load: statistics, and the visibility map that index-only scans of the postings need);
+        seconds."""
         import psycopg
 
         started = time.perf_counter()
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute("ANALYZE")
+            conn.execute("VACUUM ANALYZE")
         return time.perf_counter() - started
 
     def size(self) -> int:
@@ -324,45 +324,23 @@ def locomo(ctx: Ctx) -> dict[str, Any] | None:
     result: dict[str, Any] = {"overall": parity_table("all questions", rows)}
     result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
     print_same(same)
-    print(time_line(timer, len(gold_all), f"; PostgreSQL index includes ANALYZE {analyzed:.1f} s"))
+    print(time_line(timer, len(gold_all),
+                    f"; PostgreSQL index includes VACUUM ANALYZE {analyzed:.1f} s"))
     result["seconds"] = dict(timer.seconds)
     return result
 
 
 def pg_code(ctx: Ctx, name: str, root: Path) -> tuple[Any, float]:
     """The code map of `root` indexed into the project `name` (as retrieval.py's code_store
-    indexes SQLite), ANALYZEd; the store and the seconds it took."""
+    indexes SQLite), VACUUM ANALYZEd; the store and the seconds it took."""
     from loremap.codemap.discover import SkipRules
     from loremap.codemap.index import index_code
 
     started = time.perf_counter()
     store = ctx.pg.store(name, ctx.analyzer)
-    with planner_workaround(ctx, store):
-        index_code(store, root, SkipRules(), None, 2, None, 0)
+    index_code(store, root, SkipRules(), None, 2, None, 0)
     ctx.pg.analyze()
     return store, time.perf_counter() - started
-
-
-@contextlib.contextmanager
-def planner_workaround(ctx: Ctx, store: Any) -> Iterator[None]:
-    """`enable_nestloop = off` on the session of `store` while it indexes code (unless
-    `--no-workaround`).
-
-    Trigger: a project's first code index in a database where another project's rows were
-    ANALYZEd (by this bench or by autovacuum). Why: the statistics of the `project` column know
-    only the other project, so the planner expects one row of this one and picks nested loops
-    over the rows the open transaction keeps adding; the per-file section deletes and the
-    reference-edge INSERT then take minutes (Django: over 4 minutes and counting, against
-    ~30 s in an empty database). Outcome: hash and merge joins for the indexing session only;
-    the searches run with the server's defaults."""
-    if ctx.args.no_workaround:
-        yield
-        return
-    store.execute("SET enable_nestloop = off")
-    try:
-        yield
-    finally:
-        store.execute("RESET enable_nestloop")
 
 
 def cosqa(ctx: Ctx) -> dict[str, Any] | None:
@@ -407,7 +385,7 @@ def cosqa(ctx: Ctx) -> dict[str, Any] | None:
     result: dict[str, Any] = {"overall": parity_table("MRR and nDCG@10 x 100", rows)}
     result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
     print_same(same)
-    print(time_line(timer, len(queries), " (PostgreSQL index: index_code + ANALYZE)"))
+    print(time_line(timer, len(queries), " (PostgreSQL index: index_code + VACUUM ANALYZE)"))
     result["seconds"] = dict(timer.seconds)
     result["nodes"] = nodes
     return result
@@ -468,7 +446,7 @@ def swebench(ctx: Ctx) -> dict[str, Any] | None:
     result: dict[str, Any] = {"overall": parity_table("all instances", rows)}
     result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
     print_same(same)
-    print(time_line(timer, len(gold), " (PostgreSQL index: index_code + ANALYZE)"))
+    print(time_line(timer, len(gold), " (PostgreSQL index: index_code + VACUUM ANALYZE)"))
     result["seconds"] = dict(timer.seconds)
     result["skipped"] = skipped
     return result
@@ -530,9 +508,8 @@ def django_corpus(ctx: Ctx) -> dict[str, Any]:
                       exclude=SkipRules().exclude + s.get_list("codemap.exclude"))
     workers = s.get_int("codemap.workers") or min(os.cpu_count() or 1, 4)
     started = time.perf_counter()
-    with planner_workaround(ctx, pg_app.store):
-        report = index_code(pg_app.store, root, rules, head_commit(root), workers, None,
-                            s.get_int("codemap.history_commits"))
+    report = index_code(pg_app.store, root, rules, head_commit(root), workers, None,
+                        s.get_int("codemap.history_commits"))
     load["code"] = time.perf_counter() - started
     load["analyze"] = ctx.pg.analyze()
     index = root / ".loremap" / "index.sqlite"
@@ -550,7 +527,7 @@ def django_corpus(ctx: Ctx) -> dict[str, Any]:
           f"{'' if cached else f', this run {sqlite_build:.1f} s'}: code map "
           f"{steps.get('code map again', 0):.1f} s, notes {steps.get('rebuild (notes)', 0):.1f} s)")
     print(f"  PostgreSQL load this run {sum(load.values()):.1f} s: notes {load['notes']:.1f} s, "
-          f"code map (index_code, {workers} workers) {load['code']:.1f} s, ANALYZE "
+          f"code map (index_code, {workers} workers) {load['code']:.1f} s, VACUUM ANALYZE "
           f"{load['analyze']:.1f} s; database now {ctx.pg.size() / 2**20:.0f} MB "
           f"(every project of this run)")
     if warnings:
@@ -926,8 +903,6 @@ def main() -> None:
                         help="quality: the first N questions of each dataset")
     parser.add_argument("--fresh", action="store_true",
                         help="rebuild the cached SQLite indexes and the 10k corpus")
-    parser.add_argument("--no-workaround", action="store_true",
-                        help="index code into PostgreSQL without enable_nestloop=off")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
@@ -957,13 +932,8 @@ def main() -> None:
                   f"{'a database of its own' if pg.own_db else 'project keys ' + pg.prefix + '*'}"
                   f"; shared_buffers {s['shared_buffers']}, work_mem {s['work_mem']}, fsync "
                   f"{s['fsync']}, synchronous_commit {s['synchronous_commit']}")
-            if not args.no_workaround:
-                print("  code indexing into PostgreSQL runs with enable_nestloop=off on its "
-                      "session (the planner's trap in a database shared by several projects: "
-                      "see planner_workaround; --no-workaround measures without)")
             report["postgres"] = {"version": pg.version, "pgvector": pg.pgvector,
-                                  "embedded": pg.pgdata is not None, "settings": s,
-                                  "nestloop_workaround": not args.no_workaround}
+                                  "embedded": pg.pgdata is not None, "settings": s}
             for name in chosen:
                 print()
                 started = time.perf_counter()

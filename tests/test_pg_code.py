@@ -1,6 +1,7 @@
 """The code map on PostgreSQL: the real indexer over a real repository gives the same map on
 both stores (files, edges and their weights, ranks, symbols, modules, notes, search), through
-edits, deletions and new commits; one project never sees another's code."""
+edits, deletions and new commits; one project never sees another's code; a project's first
+index beside an ANALYZEd one deletes nothing per file and plans no nested loop."""
 
 from __future__ import annotations
 
@@ -392,3 +393,56 @@ def test_replace_edges_keeps_the_last_of_duplicates_and_upserts_strays(tmp_path,
         ("a", "c", 4.5), ("a", "d", 6.0), ("b", "c", 5.0), ("c", "a", 1.0)]
     assert [x.origin for x in seen[2]] == ["import"]
     lite.close()
+
+
+_PER_FILE_DELETES = ("DELETE FROM files ", "DELETE FROM symbols ", "DELETE FROM refs ",
+                     "DELETE FROM sections ", "DELETE FROM section_postings ")
+
+
+def recording(store):
+    """Run `store`'s statements as before, keeping each one's text and the plan the
+    reference-edge INSERT gets (EXPLAIN in the same transaction, just before it runs)."""
+    seen, plans = [], []
+    execute = store.execute
+
+    def run(sql, params=None):
+        seen.append(" ".join(sql.split()))
+        if sql.startswith("INSERT INTO edges") and "'reference'" in sql:
+            plans.append("\n".join(r[0] for r in execute("EXPLAIN " + sql, params)))
+        return execute(sql, params)
+
+    store.execute = run
+    return seen, plans
+
+
+def test_a_first_index_beside_an_analyzed_project_deletes_nothing_and_never_nests_loops(
+        shop, open_pg):
+    # The planner's trap of a shared database: proj-a's rows are ANALYZEd, so the statistics
+    # of `project` know only proj-a and expect one row of proj-b, however many it writes.
+    a, b = open_pg("proj-a"), open_pg("proj-b")
+    run_index(a, shop)
+    a.execute("ANALYZE")
+    seen, plans = recording(b)
+    run_index(b, shop)
+    assert [s for s in seen if s.startswith(_PER_FILE_DELETES)] == []
+    assert len(plans) == 1
+    assert "Nested Loop" not in plans[0] and "Hash Join" in plans[0], plans[0]
+    assert (snapshot(b), floats(b)) == (snapshot(a), floats(a))  # the same repository
+
+    # The rest of the write keeps the server's planner settings, and so does the session.
+    with b.write():
+        b.rebuild_reference_edges()
+        assert b.execute("SHOW enable_nestloop").fetchone()[0] == "on"
+    assert b.execute("SHOW enable_nestloop").fetchone()[0] == "on"
+
+    # A file indexed before still has its old rows removed (only that file's).
+    seen.clear()
+    with open(shop / "src/shop/discount.py", "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef refund(amount):\n    return -amount\n")
+    run_index(b, shop)
+    assert sorted(s.split(" WHERE")[0] for s in seen if s.startswith(_PER_FILE_DELETES)) == [
+        "DELETE FROM files", "DELETE FROM refs", "DELETE FROM section_postings",
+        "DELETE FROM sections", "DELETE FROM symbols"]
+    assert b.symbols_of("src/shop/discount.py") == [  # once each: the old rows went first
+        ("apply_coupon", "function", 4), ("_round_cents", "function", 8), ("add", "function", 12),
+        ("refund", "function", 16)]

@@ -328,3 +328,26 @@ def test_an_unmigrated_database_is_refused_with_the_command_to_run(pg_url):
 
     with pytest.raises(StoreError, match="loremap db migrate"):
         PostgresStore(pg_url, "p", ANALYZER)
+
+
+def test_a_bulk_write_leaves_statistics_that_know_the_project(pg):
+    """After a write that added many rows, the planner's statistics are read at once rather
+    than when autovacuum comes (see `PostgresStore._analyze`)."""
+    import psycopg
+
+    from loremap.store.postgres.store import PostgresStore
+
+    def analyzed(table):
+        with psycopg.connect(pg, autocommit=True) as conn:
+            return conn.execute("SELECT count(*) FROM pg_stats WHERE tablename = %s",
+                                (table,)).fetchone()[0] > 0
+
+    store = PostgresStore(pg, "p", ANALYZER)
+    try:
+        fill(store)  # a few hundred postings: below the bar, left to autovacuum
+        store.analyze_after_rows = 50
+        fill(store)
+        assert analyzed("postings") and analyzed("nodes") and analyzed("edges")
+        assert store.node_count() == len(CORPUS)
+    finally:
+        store.close()

@@ -10,6 +10,7 @@ table; sections of code files have their own postings (`section_postings`) and t
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -77,8 +78,15 @@ class PgCodeTables:
         if old is not None and not file.subjects:
             # Parsing knows nothing of history: the commit subjects stay until git's next read.
             file = file._replace(subjects=tuple(old[1]))
-        # A file that stays a source file keeps its node: put_node replaces it in place.
-        self._forget_file(file.path, keep_edges=True, keep_node=file.language is not None)
+        # Trigger: a file this project never indexed (every file of its first index).
+        # Why: it has no rows to forget (they are written and removed with its `files` row),
+        #   and each delete would be planned on statistics that may not know the project yet.
+        # Outcome: no per-file deletes; a file indexed before still loses its old rows first
+        #   (a source file keeps its node: put_node replaces it in place).
+        if old is not None:
+            self._forget_file(file.path, keep_edges=True, keep_node=file.language is not None)
+        elif file.language is None:
+            self.drop_node(file.path)  # as SQLite's upsert does: a note whose id is the path
         self.execute(
             "INSERT INTO files (project, path, module, language, size, mtime_ns, content_hash, "
             "docstring, imports, subjects, syntax_errors, skip, rank, name) "
@@ -180,13 +188,15 @@ class PgCodeTables:
         self.execute("DELETE FROM files WHERE project = %s AND path = %s", (p, path))
         self.execute("DELETE FROM symbols WHERE project = %s AND file = %s", (p, path))
         self.execute("DELETE FROM refs WHERE project = %s AND file = %s", (p, path))
-        gone = self.execute(
-            "WITH s AS (DELETE FROM sections WHERE project = %s AND file = %s RETURNING id, dl), "
-            "p AS (DELETE FROM section_postings sp USING s WHERE sp.project = %s AND "
-            "sp.section = s.id) SELECT count(*), coalesce(sum(dl), 0) FROM s",
-            (p, path, p)).fetchone()
-        self.bump("sections", -int(gone[0]))
-        self.bump("section_tokens", -int(gone[1]))
+        # The section ids as an array, not a join of the two deletes: a join lets a planner that
+        # expects one row of the project walk all of the project's postings for every file.
+        gone = self.execute("DELETE FROM sections WHERE project = %s AND file = %s "
+                            "RETURNING id, dl", (p, path)).fetchall()
+        if gone:
+            self.execute("DELETE FROM section_postings WHERE project = %s AND section = ANY(%s)",
+                         (p, [int(r[0]) for r in gone]))
+            self.bump("sections", -len(gone))
+            self.bump("section_tokens", -sum(int(r[1]) for r in gone))
         if not keep_node:
             self.drop_node(path)
         if not keep_edges:
@@ -270,21 +280,44 @@ class PgCodeTables:
             names = ("AND name IN (SELECT name FROM refs WHERE project = %s AND "
                      "file = ANY(%s)) ")
             name_args = [p, wanted]
-        self.execute(
-            "INSERT INTO edges (project, src, dst, rel, origin, weight) "
-            "SELECT %s, r.file, s.file, 'references', 'reference', SUM(1.0::float8 / d.n "
-            "  * (CASE WHEN length(r.name) >= 8 AND (strpos(r.name, '_') > 0 "
-            f"       OR lower(r.name {C}) != r.name) THEN 10.0::float8 ELSE 1.0::float8 END) "
-            "  * (CASE WHEN substr(r.name, 1, 1) = '_' THEN 0.1::float8 ELSE 1.0::float8 END)) "
-            "FROM refs r "
-            "JOIN (SELECT name, COUNT(DISTINCT file) AS n FROM symbols "
-            f"      WHERE project = %s AND length(name) >= 3 {names}GROUP BY name "
-            "      HAVING COUNT(DISTINCT file) <= %s) d "
-            "ON d.name = r.name "
-            f"JOIN (SELECT DISTINCT file, name FROM symbols WHERE project = %s {names}) s "
-            "ON s.name = r.name "
-            f"WHERE r.project = %s AND s.file != r.file {scope}GROUP BY r.file, s.file",
-            [p, p, *name_args, max_definers, p, *name_args, p, *scope_args])
+        with self._hash_joins():
+            self.execute(
+                "INSERT INTO edges (project, src, dst, rel, origin, weight) "
+                "SELECT %s, r.file, s.file, 'references', 'reference', SUM(1.0::float8 / d.n "
+                "  * (CASE WHEN length(r.name) >= 8 AND (strpos(r.name, '_') > 0 "
+                f"       OR lower(r.name {C}) != r.name) THEN 10.0::float8 ELSE 1.0::float8 END) "
+                "  * (CASE WHEN substr(r.name, 1, 1) = '_' THEN 0.1::float8 ELSE 1.0::float8 END)) "
+                "FROM refs r "
+                "JOIN (SELECT name, COUNT(DISTINCT file) AS n FROM symbols "
+                f"      WHERE project = %s AND length(name) >= 3 {names}GROUP BY name "
+                "      HAVING COUNT(DISTINCT file) <= %s) d "
+                "ON d.name = r.name "
+                f"JOIN (SELECT DISTINCT file, name FROM symbols WHERE project = %s {names}) s "
+                "ON s.name = r.name "
+                f"WHERE r.project = %s AND s.file != r.file {scope}GROUP BY r.file, s.file",
+                [p, p, *name_args, max_definers, p, *name_args, p, *scope_args])
+
+    @contextlib.contextmanager
+    def _hash_joins(self) -> Iterator[None]:
+        """`enable_nestloop = off` for the statements inside, in the current transaction only.
+
+        Trigger: a statement that joins all of the project's rows of several tables.
+        Why: where another project's rows were ANALYZEd and this one's were not (its first
+          index, or the minutes before autovacuum reads what it committed), the planner expects
+          one row of the project, picks nested loops and re-runs an aggregate for every row of
+          the other side: the reference edges of Django's `django/` folder ran ten minutes
+          without finishing (all of Django: 0.5 s with hash joins). ANALYZE in the transaction
+          would fix the estimate but holds, until commit, a lock that stops other projects'
+          ANALYZE and autovacuum on the table (and waits for theirs); the setting for the whole
+          write would cost the per-key statements their index nested loops.
+        Outcome: hash or merge joins, linear in the project's rows whatever the statistics say;
+          the prior value is restored after, so the rest of the write and every search keep the
+          server's settings. (On an error the rollback undoes the SET LOCAL.)
+        """
+        prior = self.execute("SELECT current_setting('enable_nestloop')").fetchone()[0]
+        self.execute("SET LOCAL enable_nestloop = off")
+        yield
+        self.execute("SELECT set_config('enable_nestloop', %s, true)", (prior,))
 
     def referencing(self, names: Iterable[str]) -> set[str]:
         """Files that use any of `names`."""
