@@ -183,3 +183,50 @@ def test_without_psycopg_the_error_says_which_extra_to_install(team, tmp_path):
                      env={"PYTHONPATH": str(blocker)})
     assert result.returncode == 1
     assert "pip install 'loremap[postgres]'" in result.stderr
+
+
+def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monkeypatch):
+    """Asked before every file an agent touches, the hook reads the project's warnings once
+    and keeps them (`SHARED_CACHE_S`); a note written on this machine is seen at once."""
+    from loremap.app import App
+    from loremap.hook import files
+
+    url = team["url"]
+    ann, ann_home = team["ann"]
+    bob, bob_home = team["bob"]
+    ok(loremap(ann, ann_home, url, "remember", "-t", "gotcha", "--title", GOTCHA,
+               "-f", "src/shop/discount.py", "-m", "Per-line discounts would apply twice."))
+    environ = {"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": url}
+
+    def before(name, session="s1"):
+        out = files.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Read",
+                              "hook_event_name": "PreToolUse",
+                              "tool_input": {"file_path": str(bob / "src/shop" / name)}},
+                             environ)
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+    assert before("cart.py") == ""  # nothing about it; the database was asked once
+    assert (bob / ".loremap" / files.SHARED_CACHE).is_file()
+
+    def no_database(*args, **kwargs):
+        raise AssertionError("the database was asked again")
+
+    monkeypatch.setattr(App, "open", no_database)
+    assert GOTCHA in before("discount.py")  # from what was kept
+    monkeypatch.undo()
+
+    # Ann's next gotcha reaches Bob's hook when what he kept expires...
+    ok(loremap(ann, ann_home, url, "remember", "-t", "bug", "--title", "Cart total rounds down",
+               "-f", "src/shop/cart.py", "-m", "sum() of floats, then int()."))
+    assert before("cart.py", "s2") == ""
+    monkeypatch.setattr(files, "SHARED_CACHE_S", 0.0)
+    assert "Cart total rounds down" in before("cart.py", "s3")
+    # ...and a note written here is seen at once.
+    monkeypatch.setattr(files, "SHARED_CACHE_S", 3600.0)
+    assert before("cart.py", "s4") != ""
+    ok(loremap(bob, bob_home, url, "remember", "-t", "gotcha", "--title", "Lines are frozen",
+               "-f", "src/shop/cart.py", "-m", "A cart line is immutable once priced."))
+    assert "Lines are frozen" in before("cart.py", "s5")
+    # Another database or project key is never answered from what was kept.
+    environ["LOREMAP_PROJECT_KEY"] = "someone/else"
+    assert before("cart.py", "s6") == ""

@@ -7,7 +7,7 @@ search: these notes name the file in their `files` or links.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from loremap.hook.context import additional_context, fence, locate
@@ -16,6 +16,8 @@ FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 WARNING_TYPES = ("gotcha", "bug")
 MAX_NOTES = 5
 BODY_CHARS = 600
+SHARED_CACHE = "cache/file-warnings.json"  # under .loremap/ (ignored by git)
+SHARED_CACHE_S = 30.0  # how long the shared database's warnings are kept
 
 
 def target_path(payload: Mapping[str, object], root: Path) -> str | None:
@@ -70,20 +72,14 @@ def _warnings(loremap_dir: Path, path: str, environ: Mapping[str, str]
               ) -> list[tuple[str, str, str, str]]:
     """The active gotchas and bugs naming `path`, read from the index without opening the App
     (no vault, no analyzer check): this runs before every file read. A shared database is
-    asked through the App (its connection is the cost there, not the App)."""
+    asked through the App, and its answer kept for a while (`_shared_warnings`)."""
     import sqlite3
     from contextlib import closing
 
     if environ.get("LOREMAP_DATABASE_URL") or b"url" in _config_bytes(loremap_dir):
-        from loremap.app import App
-
-        app = App.open(loremap_dir.parent, {**environ, "LOREMAP_PROJECT_DIR":
-                                            str(loremap_dir.parent)})
-        try:
-            if app.shared:
-                return app.store.file_warnings(path, WARNING_TYPES)
-        finally:
-            app.close()
+        table = _shared_warnings(loremap_dir, environ)
+        if table is not None:
+            return [(str(a), str(b), str(c), str(d)) for a, b, c, d in table.get(path, [])]
 
     from loremap.store.sqlite.code import CodeReader
     from loremap.vault.project import INDEX_FILE
@@ -94,6 +90,52 @@ def _warnings(loremap_dir: Path, path: str, environ: Mapping[str, str]
     uri = f"{index.resolve().as_uri()}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True, timeout=2.0)) as conn:
         return CodeReader(conn).file_warnings(path, WARNING_TYPES)
+
+
+def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
+                     ) -> Mapping[str, Sequence[Sequence[object]]] | None:
+    """Path -> the warnings about it, from the shared database; None when the project is not
+    shared after all.
+
+    Trigger: a shared database, asked before every file an agent touches.
+    Why: the PostgreSQL driver's import and a connection cost ~0.16 s, five times the whole
+      SQLite lookup, on each of a session's hundreds of tool calls.
+    Outcome: the project's every warning is read in one statement and kept in
+      `.loremap/cache/` for `SHARED_CACHE_S`; a note written here (the notes folder changes)
+      or other settings (the URL, the project key, config.toml) read it again at once. A
+      teammate's new gotcha reaches this machine's hook within that time.
+    """
+    import hashlib
+    import json
+    import time
+
+    cache = loremap_dir / SHARED_CACHE
+    key = hashlib.sha256(repr((environ.get("LOREMAP_DATABASE_URL"),
+                               environ.get("LOREMAP_PROJECT_KEY"),
+                               _config_bytes(loremap_dir))).encode()).hexdigest()
+    try:
+        kept = json.loads(cache.read_text(encoding="utf-8"))
+        written = cache.stat().st_mtime
+        fresh = (kept["key"] == key and 0 <= time.time() - written < SHARED_CACHE_S
+                 and (loremap_dir / "notes").stat().st_mtime < written)
+        if fresh and isinstance(kept["paths"], dict):
+            return kept["paths"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    from loremap.app import App
+    from loremap.vault.fs import atomic_write
+
+    app = App.open(loremap_dir.parent, {**environ, "LOREMAP_PROJECT_DIR":
+                                        str(loremap_dir.parent)})
+    try:
+        if not app.shared:
+            return None
+        paths = app.store.warnings_by_path(WARNING_TYPES)  # type: ignore[union-attr]
+    finally:
+        app.close()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(cache, json.dumps({"key": key, "paths": paths}).encode())
+    return paths
 
 
 def _config_bytes(loremap_dir: Path) -> bytes:

@@ -465,6 +465,22 @@ class PgCodeTables:
             (self.project, list(types), path, path))
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
+    def warnings_by_path(self, types: Sequence[str]) -> dict[str, list[tuple[str, str, str, str]]]:
+        """Every path (in a note's `files` or a declared link) -> `file_warnings` of it, in
+        one statement: what the pre-tool hook keeps for a while instead of asking each time."""
+        out: dict[str, list[tuple[str, str, str, str]]] = {}
+        if not types:
+            return out
+        for note_id, note_type, title, body, files, links in self.execute(
+                "SELECT id, type, title, body, files, coalesce((SELECT array_agg(e.dst) FROM "
+                "edges e WHERE e.project = n.project AND e.src = n.id AND "
+                "e.origin = 'declared'), '{}') FROM nodes n WHERE n.project = %s AND "
+                "kind = 'note' AND status = 'active' AND type = ANY(%s) "
+                f"ORDER BY recorded_at {C} DESC NULLS LAST, id {C}", (self.project, list(types))):
+            for path in dict.fromkeys([*files, *links]):
+                out.setdefault(path, []).append((note_id, note_type, title, body))
+        return out
+
     def module_summaries(self) -> dict[str, str]:
         """Folder path ("" for the root) -> the summary stored on its module node."""
         return {r[0]: r[1] for r in self.execute(
