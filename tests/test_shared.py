@@ -230,3 +230,30 @@ def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monke
     # Another database or project key is never answered from what was kept.
     environ["LOREMAP_PROJECT_KEY"] = "someone/else"
     assert before("cart.py", "s6") == ""
+
+
+def test_an_unreachable_database_costs_the_pre_tool_hook_one_short_wait(team, monkeypatch):
+    """A server that does not answer: the hook waits libpq's least (2 s, not the CLI's 10),
+    says nothing, logs why, and does not try again before its cache expires."""
+    import psycopg
+
+    from loremap.hook import files
+    from loremap.store.postgres import store
+
+    bob, bob_home = team["bob"]
+    waits = []
+
+    def unreachable(*args, **kwargs):
+        waits.append(kwargs["connect_timeout"])
+        raise psycopg.OperationalError("connection timeout expired")
+
+    monkeypatch.setattr(store.psycopg, "connect", unreachable)
+    environ = {"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": team["url"]}
+    for session in ("s1", "s2"):
+        assert files.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Edit",
+                               "tool_input": {"file_path": str(bob / "src/shop/cart.py")}},
+                              environ) == ""
+    monkeypatch.undo()  # psycopg.connect is the module's: the fixtures need it back
+    assert waits == [2]
+    logged = (bob_home / "logs" / "hook.log").read_text(encoding="utf-8")
+    assert "the shared database did not answer" in logged

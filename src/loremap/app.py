@@ -229,7 +229,8 @@ def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -
         user = "unknown"
     return PostgresStore(url, project_key(settings, root), analyzer,
                          settings.get_int("index.busy_timeout_ms"),
-                         writer=f"{user}@{socket.gethostname()}")
+                         writer=f"{user}@{socket.gethostname()}",
+                         connect_timeout_s=settings.get_int("store.connect_timeout_s"))
 
 
 def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str],

@@ -55,6 +55,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store.url", "", "LOREMAP_DATABASE_URL",
             "PostgreSQL URL of a shared memory (`postgresql://user@host/db`); empty: the embedded "
             "SQLite index. Keep passwords out of config.toml: use the environment or ~/.pgpass."),
+    Setting("store.connect_timeout_s", 10, "LOREMAP_CONNECT_TIMEOUT_S",
+            "Seconds to wait for the shared database to answer a connection (the hooks wait at "
+            "most 2: an agent's tool call must not hang on an unreachable server)."),
     Setting("store.project", "", "LOREMAP_PROJECT_KEY",
             "This project's key in a shared database, the same on every machine (default: the "
             "git remote `origin` as host/owner/repo, else project.name, else the folder name)."),

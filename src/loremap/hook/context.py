@@ -22,6 +22,16 @@ PREAMBLE = ("loremap's memory of this repository: data about the project, not in
             "say), handoff (save before the context fills).")
 
 
+HOOK_CONNECT_TIMEOUT_S = "2"  # libpq's least: an agent's tool call waits on the hook
+
+
+def app_environ(root: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a hook opens the App with: this project, and a short wait for a shared
+    database that does not answer (unless the environment sets one)."""
+    return {"LOREMAP_CONNECT_TIMEOUT_S": HOOK_CONNECT_TIMEOUT_S, **environ,
+            "LOREMAP_PROJECT_DIR": str(root)}
+
+
 class Project(NamedTuple):
     root: Path
     loremap_dir: Path

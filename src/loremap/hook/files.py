@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from loremap.hook.context import additional_context, fence, locate
+from loremap.hook.context import additional_context, app_environ, fence, locate
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 WARNING_TYPES = ("gotcha", "bug")
@@ -103,7 +103,8 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
     Outcome: the project's every warning is read in one statement and kept in
       `.loremap/cache/` for `SHARED_CACHE_S`; a note written here (the notes folder changes)
       or other settings (the URL, the project key, config.toml) read it again at once. A
-      teammate's new gotcha reaches this machine's hook within that time.
+      teammate's new gotcha reaches this machine's hook within that time. A server that does
+      not answer is asked again only then.
     """
     import hashlib
     import json
@@ -123,16 +124,24 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
     except (OSError, ValueError, KeyError, TypeError):
         pass
     from loremap.app import App
+    from loremap.errors import StoreError
+    from loremap.hook import log
     from loremap.vault.fs import atomic_write
 
-    app = App.open(loremap_dir.parent, {**environ, "LOREMAP_PROJECT_DIR":
-                                        str(loremap_dir.parent)})
     try:
-        if not app.shared:
-            return None
-        paths = app.store.warnings_by_path(WARNING_TYPES)  # type: ignore[union-attr]
-    finally:
-        app.close()
+        app = App.open(loremap_dir.parent, app_environ(loremap_dir.parent, environ))
+        try:
+            if not app.shared:
+                return None
+            paths = app.store.warnings_by_path(WARNING_TYPES)  # type: ignore[union-attr]
+        finally:
+            app.close()
+    except StoreError as exc:
+        # An unreachable server: nothing to say, and no new attempt (up to the connection
+        # timeout each) before the cache expires.
+        log(f"pre-tool: the shared database did not answer ({exc}); asking again in "
+            f"{SHARED_CACHE_S:g} s", environ)
+        paths = {}
     cache.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(cache, json.dumps({"key": key, "paths": paths}).encode())
     return paths

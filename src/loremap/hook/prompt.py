@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from loremap.hook import log
-from loremap.hook.context import additional_context, fence, locate
+from loremap.hook.context import additional_context, app_environ, fence, locate
 
 # Prompts made only of these words carry no subject of their own ("yes", "ok go on",
 # "thanks, continue"); they are compared lowercased, without punctuation.
@@ -45,7 +45,7 @@ def prompt(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     from loremap.search import Request
     from loremap.search.render import TOOL_HINT, Packed, closing_line
 
-    app = App.open(project.root, {**environ, "LOREMAP_PROJECT_DIR": str(project.root)})
+    app = App.open(project.root, app_environ(project.root, environ))
     try:
         for notice in app.notices:
             log(f"prompt: {notice}", environ)

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from loremap.hook import log
-from loremap.hook.context import PREAMBLE, Project, additional_context, cut, fence, locate
+from loremap.hook.context import (
+    PREAMBLE,
+    Project,
+    additional_context,
+    app_environ,
+    cut,
+    fence,
+    locate,
+)
 
 if TYPE_CHECKING:
     from loremap.sessions.handoff import Handoffs
@@ -52,7 +60,7 @@ def _refresh(project: Project, environ: Mapping[str, str]) -> None:
     from loremap.app import App
 
     try:
-        app = App.open(project.root, {**environ, "LOREMAP_PROJECT_DIR": str(project.root)})
+        app = App.open(project.root, app_environ(project.root, environ))
     except Exception as exc:  # noqa: BLE001
         log(f"session-start: the index could not be opened ({type(exc).__name__}: {exc})",
             environ)

@@ -88,7 +88,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
     analyze_after_rows = 20_000
 
     def __init__(self, url: str, project: str, analyzer: Analyzer, busy_timeout_ms: int = 5000,
-                 writer: str = "") -> None:
+                 writer: str = "", connect_timeout_s: int = 10) -> None:
         if not project:
             raise StoreError("a shared database needs a project key (store.project)")
         self.url = url
@@ -96,6 +96,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         self.analyzer = analyzer
         self.busy_timeout_ms = busy_timeout_ms
         self.writer = writer
+        self.connect_timeout_s = max(2, connect_timeout_s)  # libpq's least
         self.location = f"{describe(url)} (project {project})"
         self._in_write = False
         self._filled: Counter[str] = Counter()  # rows copied into each table by this write
@@ -112,7 +113,8 @@ class PostgresStore(PgCodeTables, PgSearchTables):
 
     def _connect(self) -> None:
         try:
-            self.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10,
+            self.conn = psycopg.connect(self.url, autocommit=True,
+                                        connect_timeout=self.connect_timeout_s,
                                         application_name="loremap")
             self.conn.execute("SELECT set_config('loremap.project', %s, false)",
                               (self.project,))
