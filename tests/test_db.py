@@ -87,6 +87,40 @@ def test_migrate_creates_the_schema_then_says_it_is_up_to_date(pg_url, home):
         assert schema.current_version(conn) == CODE_VERSION
 
 
+def test_a_version_1_database_keeps_its_rows_and_gains_covering_postings_keys(pg_url, home):
+    """Migration 2 rebuilds the postings' keys with the BM25 columns included; a database
+    written at version 1 keeps every row and searches as before."""
+    from loremap.model.search import Filters, TextQuery
+    from loremap.store.postgres.store import PostgresStore
+    from loremap.text import Analyzer
+
+    with connect(pg_url) as conn, conn.transaction():
+        schema.migrate(conn)
+        for table in ("section_postings", "postings"):  # back to version 1's keys
+            conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey")
+        conn.execute("ALTER TABLE postings ADD PRIMARY KEY (project, term, node)")
+        conn.execute("ALTER TABLE section_postings ADD PRIMARY KEY (project, term, section)")
+        conn.execute("DELETE FROM loremap_migrations WHERE version > 1")
+    with connect(pg_url) as conn, conn.transaction():
+        conn.execute("INSERT INTO nodes (project, id, kind, title, doc_len) VALUES "
+                     "('p', 'n1', 'note', 'Coupons', 2)")
+        conn.execute("INSERT INTO postings (project, term, node, dl, t0, t1) VALUES "
+                     "('p', 'coupon', 'n1', 2, 1, 1)")
+        conn.execute("INSERT INTO counters (project, name, value) VALUES ('p', 'nodes', 1), "
+                     "('p', 'tokens', 2)")
+    done = loremap_db("migrate", url=pg_url, home=home)
+    assert done.stdout == f"schema 1 -> {CODE_VERSION}\n", done.stderr
+    with connect(pg_url) as conn:
+        key = conn.execute("SELECT pg_get_indexdef('postings_pkey'::regclass)").fetchone()[0]
+        assert "INCLUDE (dl, t0, t1, t2, t3, t4, t5)" in key
+    store = PostgresStore(pg_url, "p", Analyzer(), writer="t")
+    try:
+        hits = store.text_search(TextQuery(("coupon",), (1,)), 10, Filters(), (1.0,) * 6)
+        assert [node for node, _ in hits] == ["n1"]
+    finally:
+        store.close()
+
+
 def test_status_reports_versions_projects_and_security(pg_url, home):
     before = json.loads(loremap_db("status", "--json", url=pg_url, home=home).stdout)
     assert before["schema"] == {"database": 0, "code": CODE_VERSION}
