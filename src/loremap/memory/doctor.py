@@ -31,8 +31,7 @@ def _check_scaffold(loremap_dir: Path | None, fix: bool) -> list[Finding]:
         return []
     missing = missing_parts(loremap_dir)
     if not missing:
-        return [Finding("ok", "layout", f"{loremap_dir.name}/ has notes/, handoffs/, "
-                        "config.toml and .gitignore")]
+        return [Finding("ok", "layout", f"{loremap_dir.name}/ has config.toml and .gitignore")]
     if fix:
         scaffold(loremap_dir)
     return [Finding("warning", "layout", f"missing in {loremap_dir.name}/: {', '.join(missing)}",

@@ -49,7 +49,7 @@ def scaffold(loremap_dir: Path) -> list[str]:
 
 
 def missing_parts(loremap_dir: Path) -> list[str]:
-    """What `scaffold` would create."""
-    missing = [f"{d}/" for d in (NOTES_DIR, HANDOFFS_DIR) if not (loremap_dir / d).is_dir()]
-    missing += [n for n in ("config.toml", ".gitignore") if not (loremap_dir / n).exists()]
-    return missing
+    """What `scaffold` would create that the project needs now. The notes/ and handoffs/
+    folders are not counted: they are made when first written, and git keeps no empty folder,
+    so a teammate's fresh clone lacks them without anything being wrong."""
+    return [n for n in ("config.toml", ".gitignore") if not (loremap_dir / n).exists()]
