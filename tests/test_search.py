@@ -60,8 +60,8 @@ def shop(request, tmp_path, monkeypatch, cli):
 
 @pytest.fixture
 def sqlite_only(request):
-    """Skips the PostgreSQL run of a test about the SQLite index file, the core's imports or
-    personal notes (which never enter a shared database)."""
+    """Skips the PostgreSQL run of a test about the SQLite index file or the core's
+    imports."""
     if request.node.callspec.params.get("shop") == "postgres":
         pytest.skip("about SQLite mode only")
 
@@ -225,7 +225,7 @@ def test_a_long_pasted_question_keeps_its_rarest_terms(shop, cli):
     assert len(found["terms"]) <= SearchConfig().max_terms
 
 
-def test_personal_notes_are_searched_too(shop, cli, sqlite_only):
+def test_personal_notes_are_searched_too(shop, cli):
     assert cli("remember", "--personal", "-t", "preference", "--title",
                "Prefer small coupon commits", "-m", "One coupon change per commit.").code == 0
     found = search(cli, "coupon commits")["items"]

@@ -257,3 +257,59 @@ def test_an_unreachable_database_costs_the_pre_tool_hook_one_short_wait(team, mo
     assert waits == [2]
     logged = (bob_home / "logs" / "hook.log").read_text(encoding="utf-8")
     assert "the shared database did not answer" in logged
+
+
+def test_personal_notes_stay_on_their_machine_and_are_still_recalled(team):
+    """A personal preference on a shared project: in Bob's own index (never the database),
+    found by his search, his list and his prompt hook with the project's notes; Ann sees none
+    of it; purging it leaves a project note of the same id alone."""
+    import psycopg
+
+    url = team["url"]
+    ann, ann_home = team["ann"]
+    bob, bob_home = team["bob"]
+    ok(loremap(ann, ann_home, url, "remember", "-t", "gotcha", "--title", GOTCHA,
+               "-f", "src/shop/discount.py", "-m", "Per-line discounts would apply twice."))
+    ok(loremap(bob, bob_home, url, "remember", "--personal", "-t", "preference", "--title",
+               "Run the tests with pytest -x", "-m", "Stop at the first failure of the suite."))
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM nodes WHERE id LIKE 'preference-%' OR "
+                            "title LIKE '%pytest%'").fetchone()[0] == 0
+    found = json.loads(ok(loremap(bob, bob_home, url, "search", "run the tests, stop at the "
+                                  "first failure", "--json")))
+    assert [(i["id"], i["scope"]) for i in found["items"]][:1] == [
+        ("preference-run-the-tests-with-pytest-x", "personal")]
+    ok(loremap(bob, bob_home, url, "remember", "--personal", "-t", "preference", "--title",
+               "A coupon applied twice is my first suspect", "-m", "I check apply_coupon."))
+    both = json.loads(ok(loremap(bob, bob_home, url, "search", "coupon applied twice",
+                                 "--json")))
+    scopes = {i["id"]: i["scope"] for i in both["items"]}
+    assert scopes["gotcha-coupons-apply-after-the-cart-total-is-computed"] == "project"
+    assert scopes["preference-a-coupon-applied-twice-is-my-first-suspect"] == "personal"
+    listed = ok(loremap(bob, bob_home, url, "list"))
+    assert "Run the tests with pytest -x (personal)" in listed and GOTCHA in listed
+    prompt = {"session_id": "s1", "transcript_path": str(bob / "t.jsonl"), "cwd": str(bob),
+              "hook_event_name": "UserPromptSubmit",
+              "prompt": "run the tests and stop at the first failure"}
+    hook = subprocess.run([sys.executable, "-m", "loremap.hook", "prompt"],
+                          input=json.dumps(prompt), capture_output=True, text=True,
+                          env={**os.environ, "LOREMAP_HOME": str(bob_home),
+                               "LOREMAP_DATABASE_URL": url}, timeout=120)
+    assert "pytest -x" in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "pytest" not in ok(loremap(ann, ann_home, url, "search", "run the tests, stop at "
+                                      "the first failure"))
+    # A personal note whose id is also a project note's in the database (written before this
+    # machine joined it; the project's is not pulled here): purging it spares the project's.
+    note_id = "gotcha-coupons-apply-after-the-cart-total-is-computed"
+    ok(loremap(bob, bob_home, url, "remember", "--personal", "-t", "gotcha", "--title", GOTCHA,
+               "-m", "My own reminder."))
+    mine = bob_home / "personal" / "notes" / f"{note_id}-2.md"
+    mine.rename(mine.with_name(f"{note_id}.md"))
+    mine = mine.with_name(f"{note_id}.md")
+    mine.write_text(mine.read_text(encoding="utf-8").replace(f"{note_id}-2", note_id),
+                    encoding="utf-8")
+    ok(loremap(bob, bob_home, url, "forget", "--purge", note_id))
+    assert not mine.exists()
+    again = json.loads(ok(loremap(ann, ann_home, url, "search", "coupon applied twice",
+                                  "--json")))
+    assert again["items"][0]["id"] == "gotcha-coupons-apply-after-the-cart-total-is-computed"

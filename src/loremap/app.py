@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,8 +32,10 @@ from loremap.vault.project import INDEX_FILE, scaffold
 
 if TYPE_CHECKING:
     from loremap.codemap.index import IndexReport
+    from loremap.model import IndexedNote
     from loremap.search import Engine, SearchConfig
     from loremap.search.embed import Embedder
+    from loremap.search.federated import Federated
     from loremap.store import IndexStore
 
 _ANALYZER_META = "analyzer.languages"
@@ -54,6 +56,7 @@ class App:
         self.memory = memory
         self.notices = notices
         self._reconciled = -1e9  # monotonic time of the last reconcile
+        self._personal: App | None = None
 
     @classmethod
     def open(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None,
@@ -143,7 +146,7 @@ class App:
                 self.store.set_meta(_MAP_META, digest)
         return report
 
-    def engine(self, config: SearchConfig | None = None) -> Engine:
+    def engine(self, config: SearchConfig | None = None) -> Engine | Federated:
         """The search engine on this index, tuned by `search.tuning` unless `config` is given;
         bring the index up to date first with `prepare_search`."""
         from loremap.search import Engine, SearchConfig
@@ -155,7 +158,15 @@ class App:
             from loremap.memory.stale import staleness
 
             stale = staleness(self.root)
-        return Engine(self.store, self.memory.analyzer, config, self._embedder(), stale)
+        engine = Engine(self.store, self.memory.analyzer, config, self._embedder(), stale)
+        personal = self.personal_index()
+        if personal is None:
+            return engine
+        from loremap.search.federated import Federated
+
+        # Cheap when nothing changed (one signature); a hook never reconciles on its own.
+        self.notices += personal.memory.reconcile().warnings
+        return Federated(engine, personal.engine(config))  # type: ignore[arg-type]
 
     def _embedder(self) -> Embedder | None:
         from loremap.search.embed import make_embedder
@@ -173,6 +184,9 @@ class App:
         if max_age_s > 0 and now - self._reconciled < max_age_s:
             return []
         warnings = self.memory.reconcile().warnings
+        personal = self.personal_index()
+        if personal is not None:  # the shared database is never reconciled; this index is
+            warnings += personal.memory.reconcile().warnings
         self._reconciled = now
         return warnings
 
@@ -200,7 +214,33 @@ class App:
     def index_path(self) -> Path:
         return Path(self.store.location)
 
+    def personal_index(self) -> App | None:
+        """On a shared database, the personal notes' own index, the one used outside any
+        project (`<cache>/personal-index.sqlite`): they never enter the shared database, where
+        teammates would read them, and are still searched with the project. None otherwise
+        (the project's index holds them)."""
+        if not self.shared:
+            return None
+        if self._personal is None:
+            self._personal = App._wire(self.settings, self.user, None, None, False)
+        return self._personal
+
+    def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = ()
+                   ) -> list[IndexedNote]:
+        """The indexed notes, newest first; on a shared database with this machine's personal
+        notes from their own index."""
+        notes = self.memory.list_notes(types, statuses)
+        personal = self.personal_index()
+        if personal is None:
+            return notes
+        notes += personal.memory.list_notes(types, statuses)
+        notes.sort(key=lambda n: n.id)
+        notes.sort(key=lambda n: n.recorded_at or "", reverse=True)  # undated last, as stored
+        return notes
+
     def close(self) -> None:
+        if self._personal is not None:
+            self._personal.close()
         self.store.close()
 
 

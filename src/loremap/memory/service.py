@@ -461,7 +461,10 @@ class Memory:
             if purge:
                 vault.delete(note_id)
                 self.store.set_meta(_SIGNATURE, "")
-                self.store.delete_note(note_id)
+                if not (self.store.shared and vault is self.personal):
+                    # A personal note is never in a shared database; the same id there is
+                    # a project's note, which this must not delete.
+                    self.store.delete_note(note_id)
                 out.counts = {"purged": 1}
                 return out
             note = vault.read(note_id).note

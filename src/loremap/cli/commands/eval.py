@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from loremap.search import Engine, Request, SearchConfig
     from loremap.search.evaluate import Case, compare, format_report, load_dataset, report_json
     from loremap.search.evaluate import score as score_cases
+    from loremap.search.federated import Federated
 
     cases = load_dataset(Path(args.dataset))
     base_config = SearchConfig.parse(args.tuning) if args.tuning is not None else None
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         warnings = app.prepare_search()
 
-        def ranker(engine: Engine) -> Callable[[Case], list[str]]:
+        def ranker(engine: Engine | Federated) -> Callable[[Case], list[str]]:
             def rank(case: Case) -> list[str]:
                 request = Request(case.query, case.terms, budget=None, limit=RANKED,
                                   **scope)  # type: ignore[arg-type]

@@ -11,15 +11,14 @@ from loremap.cli.output import count, emit_json, lines, warn
 def run(args: argparse.Namespace) -> int:
     app = App.open(require_project=False)
     try:
-        outcome = app.memory.reconcile()
-        outcome.warnings[:0] = app.notices
-        notes = app.memory.list_notes(args.types, args.statuses)
+        warnings = [*app.notices, *app.reconcile()]
+        notes = app.list_notes(args.types, args.statuses)
     finally:
         app.close()
     if args.json:
-        emit_json({"notes": [n._asdict() for n in notes], "warnings": outcome.warnings})
+        emit_json({"notes": [n._asdict() for n in notes], "warnings": warnings})
         return 0
-    warn(outcome.warnings)
+    warn(warnings)
     if not notes:
         lines(["no notes (write one with `loremap remember`)"])
         return 0
