@@ -143,8 +143,8 @@ class PgSearchTables:
             inside = ""
         freq = " + ".join(f"{_f8(w[i])} * p.t{i}" for i in range(6))
         having = " HAVING count(*) = %s" if query.all_of else ""
-        with_terms, args = _weighted_terms(self.project, query, "nodes", "tokens", "postings",
-                                      inside)
+        with_terms, args = _weighted_terms(self.project, query, "nodes", "tokens",
+                                           "postings", inside)
         cond, params = where(filters, "n.", self.project)
         sql = (
             with_terms +
@@ -172,8 +172,8 @@ class PgSearchTables:
         """(file, first line, score) of the best-matching sections of code, best first."""
         if not query.terms:
             return []
-        with_terms, args = _weighted_terms(self.project, query, "sections", "section_tokens",
-                                      "section_postings", "")
+        with_terms, args = _weighted_terms(self.project, query, "sections",
+                                           "section_tokens", "section_postings", "")
         having = " HAVING count(*) = %s" if query.all_of else ""
         sql = (
             with_terms +
@@ -245,7 +245,7 @@ class PgSearchTables:
             if other is not None:
                 edges.append(Neighbor(other, rel, origin, float(weight), bool(outgoing)))
         for edges in out.values():
-            if edges:  # the order of `neighbors` (code points order as bytes do)
+            if edges:  # `neighbors`' order: code points sort as COLLATE "C" sorts UTF-8 bytes
                 edges.sort(key=lambda e: (-e.weight, e.node))
         return out
 
