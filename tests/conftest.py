@@ -122,3 +122,20 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
         yield url
     finally:
         pg.drop_database(pg_server_url, url)
+
+
+@pytest.fixture
+def app_role(pg_url: str) -> Iterator[str]:
+    """A role name of this test only (roles belong to the whole server), dropped after with
+    what it was granted."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    role = f"loremap_app_{uuid.uuid4().hex[:8]}"
+    yield role
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))

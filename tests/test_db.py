@@ -9,7 +9,6 @@ import shlex
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,19 +58,6 @@ def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     return path
-
-
-@pytest.fixture
-def app_role(pg_url: str) -> Iterator[str]:
-    """A role name of this test only (roles belong to the whole server), dropped after."""
-    from psycopg import sql
-
-    role = f"loremap_app_{uuid.uuid4().hex[:8]}"
-    yield role
-    with connect(pg_url) as conn:
-        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
 def test_migrate_creates_the_schema_then_says_it_is_up_to_date(pg_url, home):

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,17 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.fixture
-def team(tmp_path: Path, pg_url: str) -> dict[str, Any]:
-    """Two clones of one repository, each initialised against the same database."""
-    url = migrated(pg_url)
+def team(tmp_path: Path, pg_url: str, app_role: str) -> dict[str, Any]:
+    """Two clones of one repository, each initialised against the same database, as the docs
+    set a team up: the owner migrates and secures it, the machines connect as the runtime role
+    that row-level security binds (`url`; `owner` is the owner's)."""
+    from psycopg.conninfo import make_conninfo
+
+    owner = migrated(pg_url)
+    password = uuid.uuid4().hex
+    ok(loremap(tmp_path, tmp_path / "home-admin", owner, "db", "secure", "--role", app_role,
+               "--password-env", "ROLE_PASSWORD", env={"ROLE_PASSWORD": password}))
+    url = make_conninfo(owner, user=app_role, password=password)
     origin = tmp_path / "origin"
     seed = tmp_path / "seed"
     (seed / "src" / "shop").mkdir(parents=True)
@@ -58,7 +67,7 @@ def team(tmp_path: Path, pg_url: str) -> dict[str, Any]:
         home = tmp_path / f"home-{name}"
         ok(loremap(clone, home, url, "init"))
         machines[name] = (clone, home)
-    return {"url": url, **machines}
+    return {"url": url, "owner": owner, **machines}
 
 
 def test_ann_records_through_the_mcp_server_and_bob_finds_it_everywhere(team, monkeypatch):
@@ -272,9 +281,14 @@ def test_personal_notes_stay_on_their_machine_and_are_still_recalled(team):
                "-f", "src/shop/discount.py", "-m", "Per-line discounts would apply twice."))
     ok(loremap(bob, bob_home, url, "remember", "--personal", "-t", "preference", "--title",
                "Run the tests with pytest -x", "-m", "Stop at the first failure of the suite."))
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(team["owner"]) as conn:  # the owner sees every project
         assert conn.execute("SELECT count(*) FROM nodes WHERE id LIKE 'preference-%' OR "
                             "title LIKE '%pytest%'").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM nodes WHERE id LIKE 'gotcha-%'"
+                            ).fetchone()[0] == 1
+    # To doctor, his personal note is not a file that differs from the team's database.
+    assert "0 note file(s) here differ from the shared database and 1 of its notes are not " \
+        "here" in ok(loremap(bob, bob_home, url, "doctor"))
     found = json.loads(ok(loremap(bob, bob_home, url, "search", "run the tests, stop at the "
                                   "first failure", "--json")))
     assert [(i["id"], i["scope"]) for i in found["items"]][:1] == [

@@ -94,7 +94,10 @@ def _check_shared(memory: Memory) -> list[Finding]:
     """This vault against a shared database: what `loremap sync` would move (never fixed
     here: which side is right is the sync's three-way question)."""
     warnings: list[str] = []
-    found = memory.changes(memory.store.note_stamps(), warnings)
+    project = memory.project
+    # Personal notes never enter a shared database (they have an index of their own).
+    scans = [(project, project.scan())] if project is not None else []
+    found = memory.changes(memory.store.note_stamps(), warnings, scans)
     out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]
     if found.upserts or found.deletes:
         out.append(Finding("warning", "sync", f"{len(found.upserts)} note file(s) here differ "
@@ -109,7 +112,10 @@ def _check_index(memory: Memory, fix: bool) -> list[Finding]:
     if memory.store.shared:
         return _check_shared(memory)
     warnings: list[str] = []
-    found = memory.changes(memory.store.note_stamps(), warnings)
+    project = memory.project
+    # Personal notes never enter a shared database (they have an index of their own).
+    scans = [(project, project.scan())] if project is not None else []
+    found = memory.changes(memory.store.note_stamps(), warnings, scans)
     out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]
     if found.upserts or found.deletes:
         if fix:

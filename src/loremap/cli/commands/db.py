@@ -224,8 +224,8 @@ def _secure(conn: Conn, url: str, args: argparse.Namespace) -> int:
               "connection (set one with --password-env VAR)"])
     lines([f"role {role}: {'created' if created else 'updated'}"
            + (f", password from ${args.password_env}" if password is not None else ""),
-           f"granted: connect, read and write on {count(len(schema.TABLES), 'table')}, "
-           "read on loremap_migrations",
+           f"granted: connect, temporary tables, read and write on "
+           f"{count(len(schema.TABLES), 'table')}, read on loremap_migrations",
            f"row-level security on every table (policy {POLICY}): a session sees only the "
            "project it names",
            f"the runtime connects as {role} (its password goes in ~/.pgpass or PGPASSWORD):",
@@ -262,8 +262,9 @@ def _ensure_role(conn: Conn, role: str, password: str | None) -> bool:
 
 
 def _grant(conn: Conn, role: str) -> None:
-    """Exactly: connect, the schema, read and write on the tables, read on the migrations,
-    the tables' identity sequences."""
+    """Exactly: connect and temporary tables (bulk writes are staged in one: COPY FROM is
+    refused under row-level security), the schema, read and write on the tables, read on the
+    migrations, the tables' identity sequences."""
     from psycopg import sql
 
     who = sql.Identifier(role)
@@ -272,7 +273,8 @@ def _grant(conn: Conn, role: str) -> None:
                               "WHERE oid = to_regclass('nodes')")
     for statement, names in (
         ("REVOKE ALL ON {}, loremap_migrations FROM {}", (tables, who)),
-        ("GRANT CONNECT ON DATABASE {} TO {}", (sql.Identifier(conn.info.dbname), who)),
+        ("GRANT CONNECT, TEMPORARY ON DATABASE {} TO {}",
+         (sql.Identifier(conn.info.dbname), who)),
         ("GRANT USAGE ON SCHEMA {} TO {}", (sql.Identifier(namespace), who)),
         ("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}", (tables, who)),
         ("GRANT SELECT ON loremap_migrations TO {}", (who,)),

@@ -6,6 +6,10 @@ take turns as they do on SQLite (`BEGIN IMMEDIATE`) and an id is never allocated
 machines; readers never wait. A connection lost mid-transaction rolls back on the server; the
 store says so in one line and reconnects on the next call.
 
+Many rows go in by COPY. PostgreSQL refuses COPY FROM into a table whose row-level security
+binds the session (the runtime role of `loremap db secure`): there they are copied into a
+temporary table of the session, then moved by one INSERT ... SELECT, which the policy checks.
+
 Notes of the project also keep their markdown in `note_docs` (the sync's record: text, hash,
 version, who wrote it when, tombstones) and the texts they replaced in `note_versions`.
 Personal notes never enter a shared database.
@@ -101,6 +105,8 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         self._in_write = False
         self._filled: Counter[str] = Counter()  # rows copied into each table by this write
         self.conn: Any = None
+        self._bound = False  # row-level security binds this session: COPY through a stage
+        self._staged: set[str] = set()  # tables with a temporary stage in this session
         self._connect()
         version = schema.current_version(self.conn)
         if version != len(schema.MIGRATIONS):
@@ -119,6 +125,9 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             self.conn.execute("SELECT set_config('loremap.project', %s, false)",
                               (self.project,))
             self.conn.execute("SET hnsw.iterative_scan = relaxed_order")
+            self._bound = bool(self.conn.execute(
+                "SELECT row_security_active(to_regclass('postings'))").fetchone()[0])
+            self._staged.clear()
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {describe(self.url)}: {first_line(exc)}") from None
 
@@ -156,11 +165,18 @@ class PostgresStore(PgCodeTables, PgSearchTables):
                             f"{self.busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try "
                             "again") from None
                     yield
+                except BaseException:
+                    self._staged.clear()  # stages made by this transaction are rolled back
+                    raise
                 finally:
                     self._in_write = False
         except psycopg.OperationalError as exc:
             raise StoreError(f"lost the connection to {describe(self.url)} ({first_line(exc)}); "
                              "nothing was written to the database, try again") from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(f"{self.location}: {first_line(exc)}; nothing was written (the "
+                             "database's owner runs `loremap db secure` to grant loremap's "
+                             "runtime role what it needs)") from None
         if sum(self._filled.values()) >= self.analyze_after_rows:
             self._analyze(sorted({*self._filled, "nodes", "files"}))
 
@@ -193,17 +209,40 @@ class PostgresStore(PgCodeTables, PgSearchTables):
                 raise
             raise StoreError(f"lost the connection to {describe(self.url)} ({first_line(exc)}); "
                              "try again") from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            if self._in_write:
+                raise
+            raise StoreError(f"{self.location}: {first_line(exc)} (the database's owner runs "
+                             "`loremap db secure` to grant loremap's runtime role what it "
+                             "needs)") from None
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]
                   ) -> None:
-        """Insert many rows with COPY (inside `write()`), `project` prepended to each."""
+        """Insert many rows with COPY (inside `write()`), `project` prepended to each; through
+        a temporary stage when row-level security binds the session (see the module's doc)."""
         cols = ", ".join(("project", *columns))
+        target = self._stage(table) if self._bound else table
         count = 0
-        with self.conn.cursor() as cur, cur.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
+        with self.conn.cursor() as cur, cur.copy(f"COPY {target} ({cols}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row((self.project, *row))
                 count += 1
+        if target != table and count:
+            self.conn.execute(f"WITH moved AS (DELETE FROM {target} RETURNING {cols}) "
+                              f"INSERT INTO {table} ({cols}) OVERRIDING SYSTEM VALUE "
+                              f"SELECT {cols} FROM moved")  # COPY sets identities too
         self._filled[table] += count
+
+    def _stage(self, table: str) -> str:
+        """The session's temporary table with `table`'s columns and no constraints, made on
+        first use. Emptied by the INSERT that moves its rows, and at every commit (temporary
+        tables are never vacuumed: a long-lived session would otherwise keep dead rows)."""
+        stage = f"loremap_stage_{table}"
+        if table not in self._staged:
+            self.conn.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} "
+                              f"ON COMMIT DELETE ROWS AS SELECT * FROM {table} WITH NO DATA")
+            self._staged.add(table)
+        return stage
 
     def schema_version(self) -> int:
         return schema.current_version(self.conn)
