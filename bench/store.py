@@ -36,6 +36,8 @@ postings' index-only scans need not visit the table.
 3. Writes (`writes`): `--writes` generated notes (bench/search.py's note generator) upserted
    into an empty project of each store, one note per transaction (as `remember` does) and all
    in one transaction (as a rebuild does); notes per second. The store only: no note files.
+   Then one note per transaction again as the runtime role of `loremap db secure` (row-level
+   security; its COPYs go through a temporary table), when the run has a database of its own.
 4. Concurrency (`concurrency`): `--clients` processes, each with its own connection (SQLite: a
    copy of the 10k index, so the cache stays untouched), one of them writing notes (one per
    transaction, back to back) and the others running the mixed queries through
@@ -112,6 +114,7 @@ class Server:
         self.run_id = uuid.uuid4().hex[:10]
         self.prefix = ""
         self.own_db = False
+        self.role_drop: Any = None
         if not url:
             self.pgdata = work / "pgdata"
             started = time.perf_counter()
@@ -150,6 +153,32 @@ class Server:
 
         return PostgresStore(self.url, self.key(name), analyzer, writer="bench")
 
+    def runtime_store(self, name: str, analyzer: Analyzer) -> Any:
+        """A store opened as the runtime role of `loremap db secure` (row-level security
+        binds it), or None when this run may not make one: a database of its own and a role
+        that can create roles (the role is dropped at the end)."""
+        import psycopg
+        from psycopg import sql
+
+        from loremap.cli.commands import db
+        from loremap.store.postgres.store import PostgresStore
+
+        if not self.own_db:
+            return None
+        role = f"loremap_bench_{self.run_id}"
+        password = uuid.uuid4().hex
+        try:
+            with psycopg.connect(self.url, autocommit=True) as conn, conn.transaction():
+                db._ensure_role(conn, role, password)
+                db._grant(conn, role)
+                db._enable_policies(conn)
+        except psycopg.errors.InsufficientPrivilege:
+            return None
+        self.role = role
+        url = psycopg.conninfo.make_conninfo(self.url, user=role, password=password)
+        self.role_drop = sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role))
+        return PostgresStore(url, self.key(name), analyzer, writer="bench")
+
     def analyze(self) -> float:
         """VACUUM ANALYZE the whole database (what autovacuum does within a minute of a bulk
         load: statistics, and the visibility map that index-only scans of the postings need);
@@ -185,6 +214,8 @@ class Server:
                 with psycopg.connect(self.server_url, autocommit=True) as conn:
                     conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
                         sql.Identifier(f"loremap_bench_{self.run_id}")))
+                    if self.role_drop is not None:  # its grants went with the database
+                        conn.execute(self.role_drop)
             elif self.prefix:
                 with psycopg.connect(self.url, autocommit=True) as conn:
                     for table in schema.TABLES:
@@ -710,6 +741,22 @@ def writes(ctx: Ctx) -> dict[str, Any]:
         print(f"  {label:38} SQLite {s['per_second']:7,.0f} notes/s ({s['seconds']:5.1f} s)   "
               f"PostgreSQL {p['per_second']:7,.0f} notes/s ({p['seconds']:5.1f} s)   "
               f"PostgreSQL/SQLite {p['per_second'] / s['per_second']:.2f}x")
+    # The runtime role of `db secure`: its COPYs go through a temporary stage.
+    store = ctx.pg.runtime_store("writes-runtime", ctx.analyzer)
+    if store is None:
+        print("  runtime role: not measured (this run may not create a database and a role)")
+        return out
+    started = time.perf_counter()
+    for note, text in notes:
+        with store.write():
+            upsert(store, note, text)
+    seconds = time.perf_counter() - started
+    store.close()
+    owner = out["single"]["pg"]["per_second"]
+    out["runtime_role"] = {"seconds": seconds, "per_second": count / seconds}
+    print(f"  one note per transaction, as the runtime role of `db secure` (row-level security, "
+          f"COPY through a temporary table): {count / seconds:,.0f} notes/s ({seconds:.1f} s), "
+          f"{count / seconds / owner:.2f}x the owner's")
     return out
 
 

@@ -86,6 +86,7 @@ def test_a_version_1_database_keeps_its_rows_and_gains_covering_postings_keys(pg
             conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey")
         conn.execute("ALTER TABLE postings ADD PRIMARY KEY (project, term, node)")
         conn.execute("ALTER TABLE section_postings ADD PRIMARY KEY (project, term, section)")
+        conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer)")
         conn.execute("DELETE FROM loremap_migrations WHERE version > 1")
     with connect(pg_url) as conn, conn.transaction():
         conn.execute("INSERT INTO nodes (project, id, kind, title, doc_len) VALUES "
@@ -172,9 +173,29 @@ def test_secure_limits_the_role_to_the_project_its_session_names(pg_url, app_rol
         assert conn.execute("DELETE FROM meta WHERE key = 'k1'").rowcount == 1
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("DROP TABLE meta")
+        # It may not build indexes, but the owner's function builds vector indexes for it:
+        # loremap's names only, a dimension HNSW takes, the model quoted.
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("CREATE INDEX x ON vectors (id)")
+        for bad in (("x; DROP TABLE meta", 3), ("vectors_hnsw_0123456789ab", 4000)):
+            with pytest.raises(psycopg.errors.RaiseException, match="no index"):
+                conn.execute("SELECT loremap_vector_index(%s, 'm', %s)", bad)
+        conn.execute("SELECT loremap_vector_index('vectors_hnsw_0123456789ab', %s, 3)",
+                     ("m'; DROP TABLE meta; --",))
     with connect(pg_url) as conn:
         assert conn.execute("SELECT project, key FROM meta ORDER BY project, key").fetchall() == \
             [("a", "k2"), ("a", "k3"), ("b", "k1")]
+        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = "
+                             "'vectors_hnsw_0123456789ab'").fetchone()[0]
+        assert "USING hnsw" in index and "'m''; DROP TABLE meta; --'::text" in index
+        # No other role may call it: EXECUTE is not PUBLIC's.
+        conn.execute(f"CREATE ROLE {app_role}_other LOGIN PASSWORD '{password}'")
+        try:
+            with connect(pg_url, user=f"{app_role}_other", password=password) as other, \
+                    pytest.raises(psycopg.errors.InsufficientPrivilege):
+                other.execute("SELECT loremap_vector_index('vectors_hnsw_0123456789ab', 'm', 3)")
+        finally:
+            conn.execute(f"DROP ROLE {app_role}_other")
         if not pg.EXTERNAL:  # the server got a hash, never the password (pg_authid: superuser)
             stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s",
                                   (app_role,)).fetchone()

@@ -27,9 +27,25 @@ def migrated(url: str) -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+def secured(url: str, role: str) -> str:
+    """`loremap db secure` on a migrated database: the URL of its runtime role, which
+    row-level security binds."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from loremap.cli.commands import db
+
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        db._ensure_role(conn, role, "secret")
+        db._grant(conn, role)
+        db._enable_policies(conn)
+    return make_conninfo(url, user=role, password="secret")
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres-secured"])
 def open_store(request, tmp_path):
-    """A function opening a store of the parameter's kind for a project key."""
+    """A function opening a store of the parameter's kind for a project key
+    (`postgres-secured`: as the runtime role of `loremap db secure`)."""
     opened = []
 
     def open_(project: str = "team/app"):
@@ -39,10 +55,11 @@ def open_store(request, tmp_path):
             from loremap.store.postgres.store import PostgresStore
 
             url = request.getfixturevalue("pg_url")
-            if not getattr(open_, "migrated", False):
-                migrated(url)
-                open_.migrated = True
-            store = PostgresStore(url, project, ANALYZER, busy_timeout_ms=500,
+            if not getattr(open_, "url", None):
+                open_.url = migrated(url)
+                if request.param == "postgres-secured":
+                    open_.url = secured(url, request.getfixturevalue("app_role"))
+            store = PostgresStore(open_.url, project, ANALYZER, busy_timeout_ms=500,
                                   writer="tester@host")
         opened.append(store)
         return store
@@ -190,6 +207,12 @@ def test_a_failed_write_leaves_nothing(open_store):
         store.upsert_note(CORPUS[0], "project", "p", "h", 1, 1, "text")
         raise RuntimeError("boom")
     assert store.list_notes() == [] and store.node_count() == 0
+    # The next write works (under row-level security its COPY stage was rolled back too),
+    # and a note written twice in one transaction keeps one set of postings.
+    fill(store, CORPUS + CORPUS[:1])
+    hits = store.text_search(q("cent"), 10, Filters(statuses=()), (1.0,) * 6)
+    assert [i for i, _ in hits] == ["prices-in-cents"]
+    assert store.doc_freqs(["cent", "price"], 10) == {"cent": 1, "price": 2}
 
 
 def test_two_writers_take_turns_and_a_waiting_one_gives_up_clearly(open_store):

@@ -154,7 +154,40 @@ def _m2_covering_postings(conn: Any) -> None:
                  "PRIMARY KEY (project, term, section) INCLUDE (tf, dl)")
 
 
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings)
+def _m3_vector_index_function(conn: Any) -> None:
+    """`loremap_vector_index(name, model, dim)` creates the HNSW index of one (model,
+    dimension) of `vectors` as the tables' owner, for a role that is not the owner (the
+    runtime role of `loremap db secure`): building an index needs ownership, and the first
+    machine to embed with a new model is rarely the owner's.
+
+    SECURITY DEFINER, so: a search path of pg_catalog and pg_temp only (every name inside is
+    schema-qualified), a name that must look like loremap's, a dimension pgvector can index,
+    the model quoted as a literal, and EXECUTE revoked from PUBLIC (`secure` grants it).
+    """
+    from psycopg import sql
+
+    (tables,) = conn.execute("SELECT relnamespace::regnamespace::text FROM pg_class "
+                             "WHERE oid = to_regclass('vectors')").fetchone()
+    (extension,) = conn.execute("SELECT extnamespace::regnamespace::text FROM pg_extension "
+                                "WHERE extname = 'vector'").fetchone()
+    tables, extension = tables.replace("%", "%%"), extension.replace("%", "%%")  # format()'s
+    create = (f"CREATE INDEX IF NOT EXISTS %I ON {tables}.vectors USING hnsw "
+              f"((vec::{extension}.vector(%s)) {extension}.vector_cosine_ops) "
+              "WHERE model = %L AND dim = %s")
+    conn.execute(sql.SQL(
+        "CREATE FUNCTION loremap_vector_index(name text, model text, dim integer) "
+        "RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
+        "AS $body$ BEGIN "
+        "IF name !~ '^vectors_hnsw_[0-9a-f]{{12}}$' OR dim NOT BETWEEN 1 AND 2000 THEN "
+        "RAISE EXCEPTION 'loremap_vector_index: no index % of % dimensions', name, dim; "
+        "END IF; "
+        "EXECUTE format({}, name, dim, model, dim); "
+        "END $body$").format(sql.Literal(create)))
+    conn.execute("REVOKE ALL ON FUNCTION loremap_vector_index(text, text, integer) FROM PUBLIC")
+
+
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
+                                                 _m3_vector_index_function)
 
 
 def current_version(conn: Any) -> int:

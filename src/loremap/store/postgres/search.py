@@ -19,6 +19,7 @@ from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuer
 
 K1 = 1.2
 B = 0.75
+HNSW_MAX_DIM = 2000  # the most dimensions pgvector's HNSW index takes
 _NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at, valid_from, "
                  "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank")
 
@@ -314,15 +315,16 @@ class PgSearchTables:
 
     def _hnsw(self, model: str, dim: int) -> None:
         """The HNSW index (cosine) of one model's vectors: pgvector indexes a column of one
-        dimension, so each (model, dimension) gets a partial expression index."""
+        dimension, so each (model, dimension) gets a partial expression index, made by the
+        tables' owner's `loremap_vector_index` (schema 3) whoever the session's role is.
+        pgvector's HNSW takes at most 2,000 dimensions: longer vectors are scanned exactly."""
         import hashlib
 
+        if dim > HNSW_MAX_DIM:
+            return
         name = "vectors_hnsw_" + hashlib.sha1(f"{model}/{dim}".encode(),
                                               usedforsecurity=False).hexdigest()[:12]
-        literal = model.replace("'", "''")
-        self.execute(f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw "
-                     f"((vec::vector({int(dim)})) vector_cosine_ops) "
-                     f"WHERE model = '{literal}' AND dim = {int(dim)}")
+        self.execute("SELECT loremap_vector_index(%s, %s, %s)", (name, model, int(dim)))
 
     def iter_vectors(self, model: str) -> Iterator[tuple[str, array[float]]]:
         for node_id, text in self.execute(
