@@ -66,7 +66,8 @@ def test_migrate_creates_the_schema_then_says_it_is_up_to_date(pg_url, home):
     assert first.stdout == f"schema 0 -> {CODE_VERSION}\n"
     second = loremap_db("migrate", "--json", url=pg_url, home=home)
     assert second.returncode == 0, second.stderr
-    assert json.loads(second.stdout) == {"before": CODE_VERSION, "after": CODE_VERSION}
+    assert json.loads(second.stdout) == {"before": CODE_VERSION, "after": CODE_VERSION,
+                                         "renewed_roles": []}
     assert loremap_db("migrate", url=pg_url, home=home).stdout == \
         f"schema {CODE_VERSION} (up to date)\n"
     with connect(pg_url) as conn:
@@ -106,6 +107,32 @@ def test_a_version_1_database_keeps_its_rows_and_gains_covering_postings_keys(pg
         assert [node for node, _ in hits] == ["n1"]
     finally:
         store.close()
+
+
+def test_migrating_a_secured_database_renews_the_runtime_role_s_grants(pg_url, app_role,
+                                                                        home):
+    """A database secured at schema 2 gains `loremap_vector_index` at 3: the runtime role may
+    call it at once, without `secure` again."""
+    import psycopg
+
+    migrated(pg_url, home)
+    done = loremap_db("secure", "--role", app_role, "--password-env", "ROLE_PASSWORD",
+                      url=pg_url, home=home, extra={"ROLE_PASSWORD": "pw"})
+    assert done.returncode == 0, done.stderr
+    with connect(pg_url) as conn, conn.transaction():  # back to schema 2
+        conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer)")
+        conn.execute("DELETE FROM loremap_migrations WHERE version > 2")
+    done = loremap_db("migrate", url=pg_url, home=home)
+    assert done.stdout == f"schema 2 -> {CODE_VERSION}\nrole {app_role}: grants renewed for " \
+        f"schema {CODE_VERSION}\n", done.stderr
+    with connect(pg_url, user=app_role, password="pw") as conn:
+        conn.execute("SELECT set_config('loremap.project', 'a', false)")
+        conn.execute("SELECT loremap_vector_index('vectors_hnsw_0123456789ab', 'm', 3)")
+        assert conn.execute("SELECT count(*) FROM nodes").fetchone() == (0,)
+    with connect(pg_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("SET ROLE " + app_role)
+        conn.execute("SELECT set_config('loremap.project', 'a', false)")
+        conn.execute("INSERT INTO nodes (project, id, kind) VALUES ('b', 'n', 'note')")
 
 
 def test_status_reports_versions_projects_and_security(pg_url, home):

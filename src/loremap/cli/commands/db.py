@@ -107,13 +107,31 @@ def _export(url: str) -> str:
 
 
 def _migrate(conn: Conn, as_json: bool) -> int:
+    """Migrate; on a secured database, in the same transaction, renew the runtime roles'
+    grants and the policies, so what the new schema added (a table, a function) is theirs
+    too without running `secure` again."""
     with conn.transaction():
         before, after = schema.migrate(conn)
+        roles = _runtime_roles(conn) if after != before else []
+        for role in roles:
+            _grant(conn, role)
+        if roles:
+            _enable_policies(conn)
     if as_json:
-        emit_json({"before": before, "after": after})
+        emit_json({"before": before, "after": after, "renewed_roles": roles})
     else:
-        lines([_migrated(before, after)])
+        lines([_migrated(before, after)]
+              + [f"role {role}: grants renewed for schema {after}" for role in roles])
     return 0
+
+
+def _runtime_roles(conn: Conn) -> list[str]:
+    """The roles that may write `nodes` without owning it: those `secure` made."""
+    rows = conn.execute(
+        "SELECT DISTINCT r.rolname FROM pg_class c, aclexplode(c.relacl) a "
+        "JOIN pg_roles r ON r.oid = a.grantee WHERE c.oid = to_regclass('nodes') "
+        "AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner ORDER BY 1").fetchall()
+    return [row[0] for row in rows]
 
 
 def _migrated(before: int, after: int) -> str:
