@@ -216,6 +216,14 @@ def test_conflicting_edits_the_newer_wins_and_the_loser_is_kept(machines):
     kept = b.json("sync", "versions", note)["versions"][0]
     assert "B says nine" in kept["text"]
     assert b.json("sync", "status")["push"]["changes"] == []
+    # Edited on both while apart, the older edit pushed first: the newer edit still wins (the
+    # database records when its text was edited, not when it was pushed).
+    now = time.time()
+    edit(path_a, "\nA says thirteen.\n", mtime=now - 600)
+    edit(path_b, "\nB says fifteen.\n", mtime=now - 60)
+    a.ok("sync", "push")
+    assert b.ok("sync", "push").startswith(f"! {note}  conflict: this vault's edit is newer")
+    assert "B says fifteen" in live_docs(b.env["LOREMAP_DATABASE_URL"])[note]
 
 
 def test_a_purged_note_is_deleted_by_the_other_machines_pull(machines):

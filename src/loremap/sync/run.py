@@ -330,7 +330,8 @@ class Sync:
                 doc = remote[step.id]
                 store.put_doc(step.id, item.loaded.text, item.loaded.content_hash,
                               reason=f"conflict: v{doc.version} by {doc.updated_by or '?'} lost "
-                                     f"to a newer edit by {store.writer or '?'}")
+                                     f"to a newer edit by {store.writer or '?'}",
+                              edited_ns=item.loaded.file.mtime_ns)
                 self.memory.index_loaded(item.loaded)
             elif step.op == CONFLICT and step.winner == DATABASE and item.local_text is not None:
                 doc = remote[step.id]

@@ -18,6 +18,7 @@ Personal notes never enter a shared database.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -339,7 +340,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             self.copy_rows("edges", ("src", "dst", "rel", "origin", "weight"),
                            ((note.id, dst, rel, origin, 1.0) for dst, rel, origin in edges))
         if text is not None:
-            self.put_doc(note.id, text, content_hash)
+            self.put_doc(note.id, text, content_hash, edited_ns=mtime_ns)
 
     def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
         self.execute("UPDATE nodes SET mtime_ns = %s, size = %s WHERE project = %s AND id = %s",
@@ -378,23 +379,29 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         return {r[0]: SharedDoc(*r) for r in rows}
 
     def put_doc(self, note_id: str, text: str, content_hash: str,
-                reason: str = "replaced") -> int:
+                reason: str = "replaced", edited_ns: int = 0) -> int:
         """Record `text` as the note's shared text (inside `write()`); the text it replaces is
-        kept in `note_versions`. Returns the new version (the same when nothing changed)."""
+        kept in `note_versions`. Returns the new version (the same when nothing changed).
+
+        `updated_at` is when the text was edited: the file's mtime (`edited_ns`, never later
+        than the server's now), else now. A sync conflict goes to the newer edit, so a text
+        edited before the other side's but pushed after it must not look newer."""
         old = self.execute("SELECT hash, deleted, version FROM note_docs WHERE project = %s "
                            "AND id = %s FOR UPDATE", (self.project, note_id)).fetchone()
         if old is not None and old[0] == content_hash and not old[1]:
             return int(old[2])
+        edited = (dt.datetime.fromtimestamp(edited_ns / 1e9, dt.UTC) if edited_ns > 0
+                  else None)
         if old is None:
-            self.execute("INSERT INTO note_docs (project, id, text, hash, updated_by) VALUES "
-                         "(%s, %s, %s, %s, %s)",
-                         (self.project, note_id, text, content_hash, self.writer))
+            self.execute("INSERT INTO note_docs (project, id, text, hash, updated_at, "
+                         "updated_by) VALUES (%s, %s, %s, %s, least(coalesce(%s, now()), now()), "
+                         "%s)", (self.project, note_id, text, content_hash, edited, self.writer))
             return 1
         self.keep_version(note_id, reason)
         self.execute("UPDATE note_docs SET text = %s, hash = %s, deleted = false, "
-                      "version = version + 1, updated_at = now(), updated_by = %s "
-                      "WHERE project = %s AND id = %s",
-                      (text, content_hash, self.writer, self.project, note_id))
+                      "version = version + 1, updated_at = least(coalesce(%s, now()), now()), "
+                      "updated_by = %s WHERE project = %s AND id = %s",
+                      (text, content_hash, edited, self.writer, self.project, note_id))
         return int(old[2]) + 1
 
     def keep_version(self, note_id: str, reason: str) -> None:
