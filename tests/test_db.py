@@ -122,9 +122,17 @@ def test_migrating_a_secured_database_renews_the_runtime_role_s_grants(pg_url, a
     with connect(pg_url) as conn, conn.transaction():  # back to schema 2
         conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer)")
         conn.execute("DELETE FROM loremap_migrations WHERE version > 2")
+    from psycopg.conninfo import make_conninfo
+
+    runtime = make_conninfo(pg_url, user=app_role, password="pw")
+    error = one_line_error(loremap_db("migrate", url=runtime, home=home))
+    assert "permission denied" in error and "run `loremap db migrate` as the tables' owner (" \
+        in error
     done = loremap_db("migrate", url=pg_url, home=home)
     assert done.stdout == f"schema 2 -> {CODE_VERSION}\nrole {app_role}: grants renewed for " \
         f"schema {CODE_VERSION}\n", done.stderr
+    done = loremap_db("migrate", url=runtime, home=home)  # up to date: no privilege needed
+    assert done.stdout == f"schema {CODE_VERSION} (up to date)\n", done.stderr
     with connect(pg_url, user=app_role, password="pw") as conn:
         conn.execute("SELECT set_config('loremap.project', 'a', false)")
         conn.execute("SELECT loremap_vector_index('vectors_hnsw_0123456789ab', 'm', 3)")

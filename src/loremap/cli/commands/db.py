@@ -110,13 +110,23 @@ def _migrate(conn: Conn, as_json: bool) -> int:
     """Migrate; on a secured database, in the same transaction, renew the runtime roles'
     grants and the policies, so what the new schema added (a table, a function) is theirs
     too without running `secure` again."""
-    with conn.transaction():
-        before, after = schema.migrate(conn)
-        roles = _runtime_roles(conn) if after != before else []
-        for role in roles:
-            _grant(conn, role)
-        if roles:
-            _enable_policies(conn)
+    import psycopg
+
+    try:
+        with conn.transaction():
+            before, after = schema.migrate(conn)
+            roles = _runtime_roles(conn) if after != before else []
+            for role in roles:
+                _grant(conn, role)
+            if roles:
+                _enable_policies(conn)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        owner = conn.execute("SELECT pg_get_userbyid(relowner) FROM pg_class "
+                             "WHERE oid = to_regclass('nodes')").fetchone()
+        who = f"the tables' owner ({owner[0]})" if owner and owner[0] else \
+            "a role that may create tables and the extension vector"
+        raise StoreError(f"the database refused: {first_line(exc)}; run `loremap db migrate` "
+                         f"as {who}") from None
     if as_json:
         emit_json({"before": before, "after": after, "renewed_roles": roles})
     else:

@@ -205,8 +205,9 @@ def migrate(conn: Any) -> tuple[int, int]:
     A transaction-scoped advisory lock makes two machines migrating at once take turns.
     """
     conn.execute("SELECT pg_advisory_xact_lock(hashtext('loremap.migrate'))")
-    conn.execute("CREATE TABLE IF NOT EXISTS loremap_migrations (version integer PRIMARY KEY, "
-                 "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+    if current_version(conn) == 0:  # (an up-to-date database needs no privilege to say so)
+        conn.execute("CREATE TABLE IF NOT EXISTS loremap_migrations (version integer PRIMARY "
+                     "KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
     before = current_version(conn)
     if before > len(MIGRATIONS):
         raise StoreError(
