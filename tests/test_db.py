@@ -87,7 +87,8 @@ def test_a_version_1_database_keeps_its_rows_and_gains_covering_postings_keys(pg
             conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey")
         conn.execute("ALTER TABLE postings ADD PRIMARY KEY (project, term, node)")
         conn.execute("ALTER TABLE section_postings ADD PRIMARY KEY (project, term, section)")
-        conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer)")
+        conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer), "
+                     "loremap_analyze(text[])")
         conn.execute("DELETE FROM loremap_migrations WHERE version > 1")
     with connect(pg_url) as conn, conn.transaction():
         conn.execute("INSERT INTO nodes (project, id, kind, title, doc_len) VALUES "
@@ -120,7 +121,8 @@ def test_migrating_a_secured_database_renews_the_runtime_role_s_grants(pg_url, a
                       url=pg_url, home=home, extra={"ROLE_PASSWORD": "pw"})
     assert done.returncode == 0, done.stderr
     with connect(pg_url) as conn, conn.transaction():  # back to schema 2
-        conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer)")
+        conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer), "
+                     "loremap_analyze(text[])")
         conn.execute("DELETE FROM loremap_migrations WHERE version > 2")
     from psycopg.conninfo import make_conninfo
 
@@ -217,6 +219,10 @@ def test_secure_limits_the_role_to_the_project_its_session_names(pg_url, app_rol
                 conn.execute("SELECT loremap_vector_index(%s, 'm', %s)", bad)
         conn.execute("SELECT loremap_vector_index('vectors_hnsw_0123456789ab', %s, 3)",
                      ("m'; DROP TABLE meta; --",))
+        # ANALYZE of loremap's tables, by the owner's function, and of nothing else.
+        conn.execute("SELECT loremap_analyze(ARRAY['nodes', 'meta'])")
+        with pytest.raises(psycopg.errors.RaiseException, match="not a table of loremap"):
+            conn.execute("SELECT loremap_analyze(ARRAY['pg_authid'])")
     with connect(pg_url) as conn:
         assert conn.execute("SELECT project, key FROM meta ORDER BY project, key").fetchall() == \
             [("a", "k2"), ("a", "k3"), ("b", "k1")]

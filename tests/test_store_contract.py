@@ -353,9 +353,11 @@ def test_an_unmigrated_database_is_refused_with_the_command_to_run(pg_url):
         PostgresStore(pg_url, "p", ANALYZER)
 
 
-def test_a_bulk_write_leaves_statistics_that_know_the_project(pg):
+@pytest.mark.parametrize("role", ["owner", "runtime"])
+def test_a_bulk_write_leaves_statistics_that_know_the_project(pg, role, request):
     """After a write that added many rows, the planner's statistics are read at once rather
-    than when autovacuum comes (see `PostgresStore._analyze`)."""
+    than when autovacuum comes (see `PostgresStore._analyze`), whether the role owns the
+    tables or is the runtime role of `db secure`."""
     import psycopg
 
     from loremap.store.postgres.store import PostgresStore
@@ -365,7 +367,8 @@ def test_a_bulk_write_leaves_statistics_that_know_the_project(pg):
             return conn.execute("SELECT count(*) FROM pg_stats WHERE tablename = %s",
                                 (table,)).fetchone()[0] > 0
 
-    store = PostgresStore(pg, "p", ANALYZER)
+    url = pg if role == "owner" else secured(pg, request.getfixturevalue("app_role"))
+    store = PostgresStore(url, "p", ANALYZER)
     try:
         fill(store)  # a few hundred postings: below the bar, left to autovacuum
         store.analyze_after_rows = 50

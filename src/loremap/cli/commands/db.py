@@ -254,7 +254,7 @@ def _secure(conn: Conn, url: str, args: argparse.Namespace) -> int:
            + (f", password from ${args.password_env}" if password is not None else ""),
            f"granted: connect, temporary tables, read and write on "
            f"{count(len(schema.TABLES), 'table')}, read on loremap_migrations, "
-           "execute on loremap_vector_index",
+           "execute on loremap_vector_index and loremap_analyze",
            f"row-level security on every table (policy {POLICY}): a session sees only the "
            "project it names",
            f"the runtime connects as {role} (its password goes in ~/.pgpass or PGPASSWORD):",
@@ -293,7 +293,8 @@ def _ensure_role(conn: Conn, role: str, password: str | None) -> bool:
 def _grant(conn: Conn, role: str) -> None:
     """Exactly: connect and temporary tables (bulk writes are staged in one: COPY FROM is
     refused under row-level security), the schema, read and write on the tables, read on the
-    migrations, the function that builds vector indexes, the tables' identity sequences."""
+    migrations, the owner's functions (vector indexes, ANALYZE), the tables' identity
+    sequences."""
     from psycopg import sql
 
     who = sql.Identifier(role)
@@ -307,10 +308,11 @@ def _grant(conn: Conn, role: str) -> None:
         ("GRANT USAGE ON SCHEMA {} TO {}", (sql.Identifier(namespace), who)),
         ("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}", (tables, who)),
         ("GRANT SELECT ON loremap_migrations TO {}", (who,)),
-        ("REVOKE ALL ON FUNCTION loremap_vector_index(text, text, integer) FROM {}", (who,)),
-        ("GRANT EXECUTE ON FUNCTION loremap_vector_index(text, text, integer) TO {}", (who,)),
     ):
         conn.execute(sql.SQL(statement).format(*names))
+    for function in schema.FUNCTIONS:
+        conn.execute(sql.SQL(f"REVOKE ALL ON FUNCTION {function} FROM {{}}").format(who))
+        conn.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {function} TO {{}}").format(who))
     sequences = conn.execute(
         "SELECT n.nspname, s.relname FROM pg_depend d "
         "JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S' "

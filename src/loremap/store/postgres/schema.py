@@ -154,15 +154,24 @@ def _m2_covering_postings(conn: Any) -> None:
                  "PRIMARY KEY (project, term, section) INCLUDE (tf, dl)")
 
 
-def _m3_vector_index_function(conn: Any) -> None:
-    """`loremap_vector_index(name, model, dim)` creates the HNSW index of one (model,
-    dimension) of `vectors` as the tables' owner, for a role that is not the owner (the
-    runtime role of `loremap db secure`): building an index needs ownership, and the first
-    machine to embed with a new model is rarely the owner's.
+# The functions migration 3 makes (`loremap db secure` grants EXECUTE on them).
+FUNCTIONS = ("loremap_vector_index(text, text, integer)", "loremap_analyze(text[])")
+
+
+def _m3_owner_functions(conn: Any) -> None:
+    """Two things loremap needs that only the tables' owner may do, as functions that run as
+    the owner for a role that is not (the runtime role of `loremap db secure`):
+
+    - `loremap_vector_index(name, model, dim)` builds the HNSW index of one (model, dimension)
+      of `vectors`: building an index needs ownership, and the first machine to embed with a
+      new model is rarely the owner's;
+    - `loremap_analyze(tables)` runs ANALYZE on loremap's tables after a bulk write (see
+      `PostgresStore._analyze`): ANALYZE needs ownership too.
 
     SECURITY DEFINER, so: a search path of pg_catalog and pg_temp only (every name inside is
-    schema-qualified), a name that must look like loremap's, a dimension pgvector can index,
-    the model quoted as a literal, and EXECUTE revoked from PUBLIC (`secure` grants it).
+    schema-qualified), an index name that must look like loremap's, a dimension pgvector can
+    index, the model quoted as a literal, only loremap's tables analyzed, and EXECUTE revoked
+    from PUBLIC.
     """
     from psycopg import sql
 
@@ -174,20 +183,32 @@ def _m3_vector_index_function(conn: Any) -> None:
     create = (f"CREATE INDEX IF NOT EXISTS %I ON {tables}.vectors USING hnsw "
               f"((vec::{extension}.vector(%s)) {extension}.vector_cosine_ops) "
               "WHERE model = %L AND dim = %s")
+    header = ("RETURNS void LANGUAGE plpgsql SECURITY DEFINER "
+              "SET search_path = pg_catalog, pg_temp AS $body$ ")
     conn.execute(sql.SQL(
-        "CREATE FUNCTION loremap_vector_index(name text, model text, dim integer) "
-        "RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
-        "AS $body$ BEGIN "
+        "CREATE FUNCTION loremap_vector_index(name text, model text, dim integer) " + header +
+        "BEGIN "
         "IF name !~ '^vectors_hnsw_[0-9a-f]{{12}}$' OR dim NOT BETWEEN 1 AND 2000 THEN "
         "RAISE EXCEPTION 'loremap_vector_index: no index % of % dimensions', name, dim; "
         "END IF; "
         "EXECUTE format({}, name, dim, model, dim); "
         "END $body$").format(sql.Literal(create)))
-    conn.execute("REVOKE ALL ON FUNCTION loremap_vector_index(text, text, integer) FROM PUBLIC")
+    conn.execute(sql.SQL(
+        "CREATE FUNCTION loremap_analyze(tables text[]) " + header +
+        "DECLARE t text; BEGIN "
+        "FOREACH t IN ARRAY tables LOOP "
+        "IF NOT t = ANY ({}) THEN "
+        "RAISE EXCEPTION 'loremap_analyze: % is not a table of loremap', t; "
+        "END IF; "
+        "EXECUTE format({}, t); "
+        "END LOOP; "
+        "END $body$").format(sql.Literal(list(TABLES)), sql.Literal(f"ANALYZE {tables}.%I")))
+    for function in FUNCTIONS:
+        conn.execute(f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC")
 
 
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
-                                                 _m3_vector_index_function)
+                                                 _m3_owner_functions)
 
 
 def current_version(conn: Any) -> int:

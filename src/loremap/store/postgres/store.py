@@ -189,14 +189,14 @@ class PostgresStore(PgCodeTables, PgSearchTables):
           may not know this project at all: it then expects one row of it, and single-key
           lookups and deletes pick an index that walks the whole project (a full re-index
           right after a first one took minutes instead of seconds).
-        Outcome: statistics that know the project as soon as the write is done. A role that
-          does not own the tables gets a warning from the server and nothing else; another
-          ANALYZE of a table is waited for at most busy_timeout; a failure here costs only
-          speed, so it is not reported.
+        Outcome: statistics that know the project as soon as the write is done, through the
+          owner's `loremap_analyze` (ANALYZE needs the tables' owner; the runtime role of
+          `loremap db secure` is not); another ANALYZE of a table is waited for at most
+          busy_timeout; a failure here costs only speed, so it is not reported.
         """
         with contextlib.suppress(psycopg.Error), self.conn.transaction():
             self.conn.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
-            self.conn.execute("ANALYZE " + ", ".join(tables))
+            self.conn.execute("SELECT loremap_analyze(%s::text[])", (list(tables),))
 
     def execute(self, sql: str, params: Sequence[object] | None = None) -> Any:
         """Run one statement (a read outside `write()`), reconnecting once if the connection
