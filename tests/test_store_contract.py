@@ -353,6 +353,27 @@ def test_an_unmigrated_database_is_refused_with_the_command_to_run(pg_url):
         PostgresStore(pg_url, "p", ANALYZER)
 
 
+def test_the_runtime_role_s_copy_stage_is_emptied_not_left_with_dead_rows(pg, app_role):
+    """Under row-level security rows are copied through a temporary table; a long write
+    (a code index: thousands of batches) must not leave the dead rows of every earlier batch
+    in it for the next one to scan (temporary tables are never vacuumed)."""
+    from loremap.store.postgres.store import PostgresStore
+
+    store = PostgresStore(secured(pg, app_role), "p", ANALYZER)
+    try:
+        with store.write():
+            for i in range(200):
+                store.upsert_note(note(f"n{i}", f"Note {i}", " ".join(
+                    f"word{i}x{k}" for k in range(40))), "project", f"n{i}.md", "h", 1, 1)
+            size = store.execute("SELECT pg_relation_size('loremap_stage_postings')"
+                                 ).fetchone()[0]
+        assert size == 0
+        assert store.doc_freqs(["word_7_x_3", "word_199_x_39", "note"], 1000) == {
+            "word_7_x_3": 1, "word_199_x_39": 1, "note": 200}
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("role", ["owner", "runtime"])
 def test_a_bulk_write_leaves_statistics_that_know_the_project(pg, role, request):
     """After a write that added many rows, the planner's statistics are read at once rather

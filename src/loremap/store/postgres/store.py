@@ -228,20 +228,24 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             for row in rows:
                 copy.write_row((self.project, *row))
                 count += 1
-        if target != table and count:
-            self.conn.execute(f"WITH moved AS (DELETE FROM {target} RETURNING {cols}) "
-                              f"INSERT INTO {table} ({cols}) OVERRIDING SYSTEM VALUE "
-                              f"SELECT {cols} FROM moved")  # COPY sets identities too
+        if target != table and count:  # (no parameters: both go in one round trip)
+            self.conn.execute(f"INSERT INTO {table} ({cols}) OVERRIDING SYSTEM VALUE "
+                              f"SELECT {cols} FROM {target}; TRUNCATE {target}")
         self._filled[table] += count
 
     def _stage(self, table: str) -> str:
         """The session's temporary table with `table`'s columns and no constraints, made on
-        first use. Emptied by the INSERT that moves its rows, and at every commit (temporary
-        tables are never vacuumed: a long-lived session would otherwise keep dead rows)."""
+        first use, empty between moves.
+
+        TRUNCATE, not DELETE, empties it: a temporary table is never vacuumed, and a code
+        index moves thousands of batches in one transaction, each of which would scan the
+        dead rows of all the batches before it (Django's code map: 132 s instead of 31 s).
+        (`OVERRIDING SYSTEM VALUE`: COPY sets identity columns too, the INSERT must as well.)
+        """
         stage = f"loremap_stage_{table}"
         if table not in self._staged:
-            self.conn.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} "
-                              f"ON COMMIT DELETE ROWS AS SELECT * FROM {table} WITH NO DATA")
+            self.conn.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} AS "
+                              f"SELECT * FROM {table} WITH NO DATA")
             self._staged.add(table)
         return stage
 
