@@ -32,7 +32,8 @@ postings' index-only scans need not visit the table.
    per store `engine.recall` and the store's bare `text_search` (the BM25 of the same terms)
    p50/p95, the median over the passes. Target: PostgreSQL recall p95 <= 2x SQLite's. Also
    printed, from the warm-up pass: the statements a recall sends PostgreSQL and the share of
-   its time spent waiting on them (round trips included).
+   its time spent waiting on them (round trips included); and, in the same rotation, recall
+   as the runtime role of `loremap db secure` (row-level security on), as a team runs it.
 3. Writes (`writes`): `--writes` generated notes (bench/search.py's note generator) upserted
    into an empty project of each store, one note per transaction (as `remember` does) and all
    in one transaction (as a rebuild does); notes per second. The store only: no note files.
@@ -115,6 +116,7 @@ class Server:
         self.prefix = ""
         self.own_db = False
         self.role_drop: Any = None
+        self.runtime: str | None = None  # runtime_url's, "" when it cannot be made
         if not url:
             self.pgdata = work / "pgdata"
             started = time.perf_counter()
@@ -153,31 +155,39 @@ class Server:
 
         return PostgresStore(self.url, self.key(name), analyzer, writer="bench")
 
-    def runtime_store(self, name: str, analyzer: Analyzer) -> Any:
-        """A store opened as the runtime role of `loremap db secure` (row-level security
-        binds it), or None when this run may not make one: a database of its own and a role
-        that can create roles (the role is dropped at the end)."""
+    def runtime_url(self) -> str | None:
+        """The URL of the runtime role of `loremap db secure` (row-level security binds it),
+        made on first use, or None when this run may not make one: it needs a database of
+        its own and a role that can create roles (the role is dropped at the end)."""
         import psycopg
         from psycopg import sql
 
         from loremap.cli.commands import db
+
+        if self.runtime is None:
+            self.runtime = ""
+            role = f"loremap_bench_{self.run_id}"
+            password = uuid.uuid4().hex
+            try:
+                if self.own_db:
+                    with psycopg.connect(self.url, autocommit=True) as conn, conn.transaction():
+                        db._ensure_role(conn, role, password)
+                        db._grant(conn, role)
+                        db._enable_policies(conn)
+                    self.role_drop = sql.SQL("DROP ROLE IF EXISTS {}").format(
+                        sql.Identifier(role))
+                    self.runtime = psycopg.conninfo.make_conninfo(self.url, user=role,
+                                                                  password=password)
+            except psycopg.errors.InsufficientPrivilege:
+                pass
+        return self.runtime or None
+
+    def runtime_store(self, name: str, analyzer: Analyzer) -> Any:
+        """A store of project `name` opened as the runtime role, or None (`runtime_url`)."""
         from loremap.store.postgres.store import PostgresStore
 
-        if not self.own_db:
-            return None
-        role = f"loremap_bench_{self.run_id}"
-        password = uuid.uuid4().hex
-        try:
-            with psycopg.connect(self.url, autocommit=True) as conn, conn.transaction():
-                db._ensure_role(conn, role, password)
-                db._grant(conn, role)
-                db._enable_policies(conn)
-        except psycopg.errors.InsufficientPrivilege:
-            return None
-        self.role = role
-        url = psycopg.conninfo.make_conninfo(self.url, user=role, password=password)
-        self.role_drop = sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role))
-        return PostgresStore(url, self.key(name), analyzer, writer="bench")
+        url = self.runtime_url()
+        return PostgresStore(url, self.key(name), analyzer, writer="bench") if url else None
 
     def analyze(self) -> float:
         """VACUUM ANALYZE the whole database (what autovacuum does within a minute of a bulk
@@ -643,13 +653,25 @@ def latency(ctx: Ctx) -> dict[str, Any]:
     corpus = django_corpus(ctx)
     queries = [q for _, q in corpus["queries"]]
     engines = {k: app.engine() for k, app in corpus["apps"].items()}
+    # The same project read as the runtime role of `loremap db secure`, as a team runs it.
+    runtime_url = ctx.pg.runtime_url()
+    if runtime_url:
+        from loremap.app import App
+
+        runtime_app = App.open(cwd=corpus["root"], environ=clean_environ(
+            ctx.work / "home", LOREMAP_DATABASE_URL=runtime_url,
+            LOREMAP_PROJECT_KEY=ctx.pg.key(corpus["key"])))
+        engines["runtime"] = runtime_app.engine()
+    kinds = list(engines)
     matches = [bench_search.bm25_match(engines["sqlite"], q) for q in queries]
     warm = {"sqlite": one_pass(engines["sqlite"], queries, matches)}  # untimed warm-ups
     with Probe(engines["pg"].store).installed() as probe:
         warm["pg"] = one_pass(engines["pg"], queries, matches, probe)
-    passes: dict[str, list[dict[str, dict[str, float]]]] = {k: [] for k in STORES}
+    if "runtime" in engines:
+        warm["runtime"] = one_pass(engines["runtime"], queries, matches)
+    passes: dict[str, list[dict[str, dict[str, float]]]] = {k: [] for k in kinds}
     for n in range(ctx.args.runs):
-        for k in STORES if n % 2 == 0 else reversed(STORES):
+        for k in kinds if n % 2 == 0 else reversed(kinds):
             p = one_pass(engines[k], queries, matches)
             passes[k].append({"recall": ms_stats(p.recall), "bm25": ms_stats(p.bm25)})
 
@@ -686,6 +708,18 @@ def latency(ctx: Ctx) -> dict[str, Any]:
     print(f"  target: PostgreSQL recall p95 {out['recall']['pg']['p95']:.2f} ms <= "
           f"{P95_RATIO:g}x SQLite's {out['recall']['sqlite']['p95']:.2f} ms: {ratio:.2f}x "
           f"{'PASS' if ratio <= P95_RATIO else 'FAIL'}")
+    if "runtime" in engines:
+        f = {q: median("runtime", "recall", q) for q in ("p50", "p95")}
+        lite = out["recall"]["sqlite"]
+        same = same_top(warm["pg"].tops, warm["runtime"].tops)
+        out["runtime_role"] = {"recall": f, "passes": passes["runtime"],
+                               "ratio_p95": f["p95"] / lite["p95"], "same_as_owner": same}
+        print(f"  as the runtime role of `db secure` (row-level security): recall p50 "
+              f"{f['p50']:.2f} ms, p95 {f['p95']:.2f} ms ({f['p95'] / lite['p95']:.2f}x "
+              f"SQLite's p95); items identical to the owner's {same['identical']:.1f} %")
+    else:
+        print("  as the runtime role of `db secure`: not measured (this run may not create a "
+              "database and a role)")
     out["corpus"] = {k: v for k, v in corpus.items()
                      if k in ("nodes", "notes", "files", "pg_load", "steps", "cached",
                               "sqlite_build")}
