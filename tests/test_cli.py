@@ -144,6 +144,8 @@ def test_reindex_rebuilds_the_index_from_the_vault_alone(project, cli):
 
 def test_doctor_reports_broken_links_and_a_stale_index_and_fix_repairs(project, cli):
     cli("remember", "-t", "concept", "--title", "Auth", "-m", "x", "--link", "relates:concept-gone")
+    # A personal note is in this index too (a shared database is another matter).
+    cli("remember", "--personal", "-t", "preference", "--title", "Short functions", "-m", "y")
     note = project / ".loremap" / "notes" / "concept-auth.md"
     note.write_text(note.read_text(encoding="utf-8").replace("x\n", "changed by hand\n"),
                     encoding="utf-8")
@@ -162,6 +164,7 @@ def test_doctor_reports_broken_links_and_a_stale_index_and_fix_repairs(project, 
     after = json.loads(cli("doctor", "--json").out)
     assert after["ok"] is True
     assert {f["check"] for f in after["findings"] if f["level"] != "ok"} == {"links"}
+    assert "preference-short-functions" in cli("list").out
 
 
 def test_every_data_command_speaks_json(project, cli):

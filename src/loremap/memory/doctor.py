@@ -112,10 +112,7 @@ def _check_index(memory: Memory, fix: bool) -> list[Finding]:
     if memory.store.shared:
         return _check_shared(memory)
     warnings: list[str] = []
-    project = memory.project
-    # Personal notes never enter a shared database (they have an index of their own).
-    scans = [(project, project.scan())] if project is not None else []
-    found = memory.changes(memory.store.note_stamps(), warnings, scans)
+    found = memory.changes(memory.store.note_stamps(), warnings)  # both vaults: one index
     out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]
     if found.upserts or found.deletes:
         if fix:
