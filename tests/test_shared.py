@@ -30,6 +30,12 @@ def loremap(cwd: Path, home: Path, url: str, *args: str, stdin: str = "",
                           capture_output=True, text=True, env=environ, timeout=120)
 
 
+def psycopg_connect(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)
+
+
 def ok(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -327,3 +333,34 @@ def test_personal_notes_stay_on_their_machine_and_are_still_recalled(team):
     again = json.loads(ok(loremap(ann, ann_home, url, "search", "coupon applied twice",
                                   "--json")))
     assert again["items"][0]["id"] == "gotcha-coupons-apply-after-the-cart-total-is-computed"
+
+
+def test_with_embeddings_on_the_runtime_role_and_the_personal_index_get_vectors(team):
+    """The vector list on a shared database: the project's notes get vectors through the
+    runtime role (their HNSW index built by the owner's function), personal notes in their own
+    index (embedded by the search that needs them)."""
+    from loremap.app import App
+
+    url = team["url"]
+    bob, bob_home = team["bob"]
+    env = {"LOREMAP_EMBEDDER": "hash"}
+    ok(loremap(bob, bob_home, url, "remember", "-t", "gotcha", "--title", GOTCHA, "-f",
+               "src/shop/discount.py", "-m", "Per-line discounts would apply twice.", env=env))
+    ok(loremap(bob, bob_home, url, "remember", "--personal", "-t", "preference", "--title",
+               "Run the tests with pytest -x", "-m", "Stop at the first failure.", env=env))
+    found = json.loads(ok(loremap(bob, bob_home, url, "search", "discounts applied twice",
+                                  "--json", env=env)))
+    assert found["items"][0]["title"] == GOTCHA
+    app = App.open(cwd=bob, environ={"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": url,
+                                     **env})
+    try:
+        embedder = app._embedder()
+        personal = app.personal_index()
+        assert embedder is not None and personal is not None
+        for store in (app.store, personal.store):
+            assert store.node_count() > 0 and store.missing_vectors(embedder.name, 10) == []
+    finally:
+        app.close()
+    with psycopg_connect(team["owner"]) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'vectors' AND "
+                            "indexdef LIKE '%USING hnsw%'").fetchone()[0] == 1
