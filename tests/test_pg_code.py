@@ -180,6 +180,7 @@ def snapshot(store):
         "imports": store.file_imports(),
         "imports_some": store.file_imports(paths[::2]),
         "symbols": {p: store.symbols_of(p) for p in paths},
+        "symbols_in": store.symbols_in([*paths[::2], "no/such.py", paths[0]]),
         "defined": sorted(store.defined_names(paths)),
         "module_symbols": {m: store.module_symbols(m) for m in modules},
         "summaries": store.module_summaries(),
@@ -214,7 +215,9 @@ def floats(store):
 
 
 def assert_same(lite, pg) -> None:
-    assert snapshot(pg) == snapshot(lite)
+    snap = snapshot(pg)
+    assert snap == snapshot(lite)
+    assert snap["symbols_in"] == {p: snap["symbols"].get(p, []) for p in snap["symbols_in"]}
     a, b = floats(lite), floats(pg)
     assert b["ranks"].keys() == a["ranks"].keys()
     assert b["ranks"] == pytest.approx(a["ranks"], abs=1e-9)

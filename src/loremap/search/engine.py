@@ -62,7 +62,7 @@ class SearchStore(entities.NameIndex, ppr.Graph, Protocol):
 
     def degree(self, node_id: str) -> int: ...
 
-    def symbols_of(self, path: str) -> list[tuple[str, str, int]]: ...
+    def symbols_in(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]: ...
 
 
 class Request(NamedTuple):
@@ -325,7 +325,8 @@ class Engine:
         # A node holding less residual than a fraction of `ppr_floor` cannot lift a neighbour
         # over it: pushing it would be work for nothing.
         scores, via, degrees = ppr.push(self.store, seeds, self.config.alpha, self.config.pushes,
-                                        self.config.ppr_floor / 40, origins)
+                                        self.config.ppr_floor / 40, origins,
+                                        self.store.edge_batch)
         # A node the walk barely reached is no evidence: keep those holding a share of the
         # seeds' mass (the seeds themselves always stay).
         reached = {n: s for n, s in scores.items()
@@ -459,14 +460,18 @@ class Engine:
         ranked = [(i, s) for i, s in c.fused[: request.limit] if i in c.rows]
         held = (self.store.held_terms([i for i, _ in ranked], c.query.terms)
                 if render_items and c.query.terms else {})
+        defs = (self.store.symbols_in([i for i, _ in ranked if c.rows[i].kind == "file"])
+                if render_items else {})
         return [self._item(node_id, score, c.rows[node_id], c.why.get(node_id, []), c.query,
-                           c.symbols, held.get(node_id, set()), render_items)
+                           c.symbols, held.get(node_id, set()), defs.get(node_id, []),
+                           render_items)
                 for node_id, score in ranked]
 
     def _item(self, node_id: str, score: float, row: NodeRow, reasons: list[str],
-              q: QueryTerms, symbols: dict[str, list[SymbolRow]], held: set[str], full: bool
-              ) -> Item:
-        """One candidate as shown; `held`: which of the query's terms its text holds."""
+              q: QueryTerms, symbols: dict[str, list[SymbolRow]], held: set[str],
+              defs: list[tuple[str, str, int]], full: bool) -> Item:
+        """One candidate as shown; `held`: which of the query's terms its text holds; `defs`:
+        a file's definitions (`symbols_in`)."""
         reasons = list(dict.fromkeys(reasons))
         if full and q.terms:
             matched = sorted(held, key=lambda t: (q.dfs.get(t, 0), t))
@@ -479,7 +484,6 @@ class Engine:
             title = row.title
         elif row.kind == "file":
             named = {s.name for s in symbols.get(node_id, ())}
-            defs = self.store.symbols_of(node_id) if full else []
             shown = [f"{n} ({k}, line {line})" for n, k, line in defs if n in named]
             shown += [n for n, _, _ in defs if n not in named][: max(0, 8 - len(shown))]
             details = tuple(dict.fromkeys(shown))
@@ -521,14 +525,19 @@ class Engine:
 
         def items() -> Iterator[Item]:
             held: dict[str, set[str]] = {}
+            defs: dict[str, list[tuple[str, str, int]]] = {}
             for n, (node_id, score) in enumerate(ranked):
+                row = c.rows[node_id]
+                # Read for the next `limit` items at once; packing stops at the budget.
                 if q.terms and node_id not in held:
-                    # Read for the next `limit` items at once; packing stops at the budget.
                     held.update(self.store.held_terms(
                         [i for i, _ in ranked[n:n + request.limit]], q.terms))
-                row = c.rows[node_id]
+                if row.kind == "file" and node_id not in defs:
+                    defs.update(self.store.symbols_in(
+                        [i for i, _ in ranked[n:n + request.limit]
+                         if c.rows[i].kind == "file"]))
                 item = self._item(node_id, score, row, c.why.get(node_id, []), q, c.symbols,
-                                  held.get(node_id, set()), True)
+                                  held.get(node_id, set()), defs.get(node_id, []), True)
                 if self.stale is not None and row.kind == "note" and row.file_hashes:
                     warnings = self.stale(row)
                     if warnings:

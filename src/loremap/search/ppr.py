@@ -45,7 +45,11 @@ def edge_weight(edge: Neighbor, origins: Mapping[str, float] = ORIGIN_WEIGHTS) -
 
 
 class Graph(Protocol):
-    """The edges the walk reads (the search store's)."""
+    """The edges the walk reads (the search store's). `edge_batch`: how many nodes' edges one
+    read should fetch; 1 where a read is a local call (SQLite), more where each is a round
+    trip to a server (PostgreSQL)."""
+
+    edge_batch: int
 
     def neighborhoods(self, nodes: Sequence[str], cap: int
                       ) -> Mapping[str, list[Neighbor] | None]:
@@ -59,7 +63,7 @@ class Graph(Protocol):
 
 
 CAP = 256  # the edges read of a node: a hub's thousands would cost more than the whole walk
-BATCH = 8  # nodes whose edges are read together (one round trip to a database server)
+BATCH = 8  # nodes whose edges are read together, by default (see `Graph.edge_batch`)
 
 
 def push(graph: Graph, seeds: Mapping[str, float], alpha: float = 0.3, max_pushes: int = 40,

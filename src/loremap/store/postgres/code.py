@@ -419,6 +419,17 @@ class PgCodeTables:
             "SELECT name, kind, line FROM symbols WHERE project = %s AND file = %s "
             f"ORDER BY line, name {C}", (self.project, path))]
 
+    def symbols_in(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]:
+        """Every path of `paths` -> its definitions as `symbols_of` gives them, in one read."""
+        out: dict[str, list[tuple[str, str, int]]] = {path: [] for path in paths}
+        if out:
+            for path, name, kind, line in self.execute(
+                    "SELECT file, name, kind, line FROM symbols WHERE project = %s AND "
+                    f"file = ANY(%s) ORDER BY file, line, name {C}",
+                    (self.project, list(out))):
+                out[path].append((name, kind, int(line)))
+        return out
+
     def module_symbols(self, module: str) -> dict[str, list[tuple[str, str, int]]]:
         """path -> (name, kind, line) definitions of the files of one module, in line order."""
         out: dict[str, list[tuple[str, str, int]]] = {}

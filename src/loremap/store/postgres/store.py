@@ -89,6 +89,9 @@ class PostgresStore(PgCodeTables, PgSearchTables):
     """`Store` (and the search and code-map operations) on a shared PostgreSQL database."""
 
     shared = True
+    # The walk reads the edges of this many nodes per statement: each read is a round trip
+    # (16: three fewer statements a recall than 8 on Django's code, no slower here).
+    edge_batch = 16
     # A write that adds this many rows is followed by ANALYZE of the tables it filled.
     analyze_after_rows = 20_000
 

@@ -312,6 +312,10 @@ class CodeTables:
         return [(r[0], r[1], r[2]) for r in self.conn.execute(
             "SELECT name, kind, line FROM symbols WHERE file = ? ORDER BY line, name", (path,))]
 
+    def symbols_in(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]:
+        """Every path of `paths` -> its definitions as `symbols_of` gives them."""
+        return {path: self.symbols_of(path) for path in dict.fromkeys(paths)}
+
     def module_symbols(self, module: str) -> dict[str, list[tuple[str, str, int]]]:
         """path -> (name, kind, line) definitions of the files of one module, in line order."""
         out: dict[str, list[tuple[str, str, int]]] = {}

@@ -45,6 +45,7 @@ class SqliteStore(CodeTables, SearchTables):
     """`Store` on a SQLite file (or `:memory:`)."""
 
     shared = False
+    edge_batch = 1  # the walk's reads of edges are local calls: read only what it needs
 
     def __init__(self, path: Path, analyzer: Analyzer, busy_timeout_ms: int = 5000) -> None:
         self.location = str(path)
