@@ -224,6 +224,14 @@ def test_conflicting_edits_the_newer_wins_and_the_loser_is_kept(machines):
     a.ok("sync", "push")
     assert b.ok("sync", "push").startswith(f"! {note}  conflict: this vault's edit is newer")
     assert "B says fifteen" in live_docs(b.env["LOREMAP_DATABASE_URL"])[note]
+    a.ok("sync", "pull")
+    # The same a second apart, too recent for the index to trust the files' times: still
+    # the edit times decide, not the push's.
+    now = time.time()
+    edit(path_a, "\nA says seventeen.\n", mtime=now - 1.5)
+    edit(path_b, "\nB says nineteen.\n", mtime=now - 0.5)
+    a.ok("sync", "push")
+    assert b.ok("sync", "push").startswith(f"! {note}  conflict: this vault's edit is newer")
 
 
 def test_a_purged_note_is_deleted_by_the_other_machines_pull(machines):

@@ -158,7 +158,7 @@ class Memory:
         scope, path = self._scope_of(loaded)
         self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
                                trusted_mtime(loaded.file.mtime_ns), loaded.file.size,
-                               loaded.text)
+                               loaded.text, edited_ns=loaded.file.mtime_ns)
 
     def index_loaded(self, loaded: LoadedNote) -> None:
         """Index one note file just read or written (inside `store.write()`)."""

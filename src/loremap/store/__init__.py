@@ -51,9 +51,10 @@ class Store(Protocol):
         ...
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
-                    size: int, text: str | None = None) -> None:
+                    size: int, text: str | None = None, edited_ns: int = 0) -> None:
         """Index a note; a shared store also keeps its markdown `text` for the other
-        machines (and skips personal notes)."""
+        machines (and skips personal notes), edited at `edited_ns` (the file's mtime; 0: now).
+        `mtime_ns` is the stat signature's (0 while the file is too recent to trust)."""
         ...
 
     def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:

@@ -321,7 +321,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         return {row[0]: NoteStamp(row[1], row[2], row[3], row[4]) for row in rows}
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
-                    size: int, text: str | None = None) -> None:
+                    size: int, text: str | None = None, edited_ns: int = 0) -> None:
         """Index a note (and, given its markdown `text`, record it as the shared text).
         Personal notes stay out of a shared database."""
         if scope != "project":
@@ -347,7 +347,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             self.copy_rows("edges", ("src", "dst", "rel", "origin", "weight"),
                            ((note.id, dst, rel, origin, 1.0) for dst, rel, origin in edges))
         if text is not None:
-            self.put_doc(note.id, text, content_hash, edited_ns=mtime_ns)
+            self.put_doc(note.id, text, content_hash, edited_ns=edited_ns)
 
     def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
         self.execute("UPDATE nodes SET mtime_ns = %s, size = %s WHERE project = %s AND id = %s",

@@ -112,7 +112,7 @@ class SqliteStore(CodeTables, SearchTables):
         return {row[0]: NoteStamp(row[1], row[2], row[3], row[4]) for row in rows}
 
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
-                    size: int, text: str | None = None) -> None:
+                    size: int, text: str | None = None, edited_ns: int = 0) -> None:
         c = self.conn
         row = c.execute("SELECT rowid FROM nodes WHERE id = ?", (note.id,)).fetchone()
         values = (
