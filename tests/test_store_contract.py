@@ -374,6 +374,30 @@ def test_the_runtime_role_s_copy_stage_is_emptied_not_left_with_dead_rows(pg, ap
         store.close()
 
 
+def test_row_level_security_turned_on_under_a_running_store_is_seen_by_its_next_write(
+        pg, app_role):
+    """`loremap db secure` run while a server of the runtime role is up: its next write
+    stages its COPYs instead of failing."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from loremap.cli.commands import db
+    from loremap.store.postgres.store import PostgresStore
+
+    with psycopg.connect(pg, autocommit=True) as conn, conn.transaction():
+        db._ensure_role(conn, app_role, "secret")
+        db._grant(conn, app_role)
+    store = PostgresStore(make_conninfo(pg, user=app_role, password="secret"), "p", ANALYZER)
+    try:
+        fill(store, CORPUS[:2])
+        with psycopg.connect(pg, autocommit=True) as conn, conn.transaction():
+            db._enable_policies(conn)
+        fill(store, CORPUS[2:])
+        assert set(store.note_stamps()) == {n.id for n in CORPUS}
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("role", ["owner", "runtime"])
 def test_a_bulk_write_leaves_statistics_that_know_the_project(pg, role, request):
     """After a write that added many rows, the planner's statistics are read at once rather

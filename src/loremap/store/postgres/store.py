@@ -111,7 +111,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         self._in_write = False
         self._filled: Counter[str] = Counter()  # rows copied into each table by this write
         self.conn: Any = None
-        self._bound = False  # row-level security binds this session: COPY through a stage
+        self._bound = False  # row-level security binds this write: COPY through a stage
         self._staged: set[str] = set()  # tables with a temporary stage in this session
         self._connect()
         version = schema.current_version(self.conn)
@@ -131,8 +131,6 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             self.conn.execute("SELECT set_config('loremap.project', %s, false)",
                               (self.project,))
             self.conn.execute("SET hnsw.iterative_scan = relaxed_order")
-            self._bound = bool(self.conn.execute(
-                "SELECT row_security_active(to_regclass('postings'))").fetchone()[0])
             self._staged.clear()
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to {describe(self.url)}: {first_line(exc)}") from None
@@ -161,7 +159,12 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             with self.conn.transaction():
                 self._in_write = True
                 try:
-                    self.conn.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_ms)}")
+                    # SET LOCAL lock_timeout, and whether row-level security binds the
+                    # session now (`secure` may have turned it on since it connected).
+                    self._bound = bool(self.conn.execute(
+                        "SELECT set_config('lock_timeout', %s, true), "
+                        "row_security_active(to_regclass('postings'))",
+                        (str(int(self.busy_timeout_ms)),)).fetchone()[1])
                     try:
                         self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                           ("loremap:" + self.project,))
