@@ -313,6 +313,18 @@ def time_line(timer: Timer, queries: int, extra: str = "") -> str:
     return "  time: " + "; ".join(parts) + extra
 
 
+def parity_result(title: str, rows: Sequence[Row], ranked: Mapping[str, list[list[str]]],
+                  timer: Timer, queries: int, extra: str) -> dict[str, Any]:
+    """A quality section's report: the parity table, how often both stores' top 10 agree,
+    the time line; printed, and returned for the JSON."""
+    result: dict[str, Any] = {"overall": parity_table(title, rows)}
+    result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
+    print_same(same)
+    print(time_line(timer, queries, extra))
+    result["seconds"] = dict(timer.seconds)
+    return result
+
+
 def load_notes(store: Any, notes: Sequence[Note]) -> None:
     """The notes in one write transaction, as retrieval.py's LoCoMo does."""
     with store.write():
@@ -362,13 +374,8 @@ def locomo(ctx: Ctx) -> dict[str, Any] | None:
     rows = [Row(f"R@{k}", *([recall_at(r, g, k) for r, g in zip(ranked[s], gold_all,
                                                                   strict=True)]
                             for s in ("sqlite", "pg", "bm25"))) for k in (5, 10, 25)]
-    result: dict[str, Any] = {"overall": parity_table("all questions", rows)}
-    result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
-    print_same(same)
-    print(time_line(timer, len(gold_all),
-                    f"; PostgreSQL index includes VACUUM ANALYZE {analyzed:.1f} s"))
-    result["seconds"] = dict(timer.seconds)
-    return result
+    return parity_result("all questions", rows, ranked, timer, len(gold_all),
+                         f"; PostgreSQL index includes VACUUM ANALYZE {analyzed:.1f} s")
 
 
 def pg_code(ctx: Ctx, name: str, root: Path) -> tuple[Any, float]:
@@ -423,11 +430,8 @@ def cosqa(ctx: Ctx) -> dict[str, Any] | None:
 
     rows = [row("MRR", lambda r, g: reciprocal_rank(r, [g])),
             row("nDCG@10", lambda r, g: ndcg_at(r, [g], 10))]
-    result: dict[str, Any] = {"overall": parity_table("MRR and nDCG@10 x 100", rows)}
-    result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
-    print_same(same)
-    print(time_line(timer, len(queries), " (PostgreSQL index: index_code + VACUUM ANALYZE)"))
-    result["seconds"] = dict(timer.seconds)
+    result = parity_result("MRR and nDCG@10 x 100", rows, ranked, timer, len(queries),
+                           " (PostgreSQL index: index_code + VACUUM ANALYZE)")
     result["nodes"] = nodes
     return result
 
@@ -484,11 +488,8 @@ def swebench(ctx: Ctx) -> dict[str, Any] | None:
                             for s in ("sqlite", "pg", "bm25")))
 
     rows = [*(row(f"Acc@{k}", all_at, k) for k in (1, 3, 5, 10)), row("R@5", recall_at, 5)]
-    result: dict[str, Any] = {"overall": parity_table("all instances", rows)}
-    result["same_top10"] = same = same_top(ranked["sqlite"], ranked["pg"])
-    print_same(same)
-    print(time_line(timer, len(gold), " (PostgreSQL index: index_code + VACUUM ANALYZE)"))
-    result["seconds"] = dict(timer.seconds)
+    result = parity_result("all instances", rows, ranked, timer, len(gold),
+                           " (PostgreSQL index: index_code + VACUUM ANALYZE)")
     result["skipped"] = skipped
     return result
 
