@@ -195,14 +195,14 @@ class App:
         yet, when an embedder is configured; returns the warnings to show."""
         warnings = [*self.notices, *self.reconcile(max_age_s)]
         embedder = self._embedder()
-        personal = self.personal_index()  # (on a shared database: the personal notes')
-        stores = [self.store] + ([personal.store] if personal is not None else [])
-        for store in stores:
-            if embedder is not None and store.missing_vectors(embedder.name, 1):
-                from loremap.search.embed import embed_pending
+        if embedder is not None:
+            personal = self.personal_index()  # (on a shared database: the personal notes')
+            for store in [self.store] + ([personal.store] if personal is not None else []):
+                if store.missing_vectors(embedder.name, 1):
+                    from loremap.search.embed import embed_pending
 
-                with store.write():
-                    embed_pending(store, embedder)
+                    with store.write():
+                        embed_pending(store, embedder)
         if self.root is not None and not self.store.source_file_count() and \
                 self.store.meta("code.head") is None:
             warnings.append("the code map is empty: run `loremap index` to search the code too")
