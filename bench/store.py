@@ -170,10 +170,8 @@ class Server:
             password = uuid.uuid4().hex
             try:
                 if self.own_db:
-                    with psycopg.connect(self.url, autocommit=True) as conn, conn.transaction():
-                        db._ensure_role(conn, role, password)
-                        db._grant(conn, role)
-                        db._enable_policies(conn)
+                    with psycopg.connect(self.url, autocommit=True) as conn:
+                        db.secure_role(conn, role, password)
                     self.role_drop = sql.SQL("DROP ROLE IF EXISTS {}").format(
                         sql.Identifier(role))
                     self.runtime = psycopg.conninfo.make_conninfo(self.url, user=role,

@@ -35,10 +35,8 @@ def secured(url: str, role: str) -> str:
 
     from loremap.cli.commands import db
 
-    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
-        db._ensure_role(conn, role, "secret")
-        db._grant(conn, role)
-        db._enable_policies(conn)
+    with psycopg.connect(url, autocommit=True) as conn:
+        db.secure_role(conn, role, "secret")
     return make_conninfo(url, user=role, password="secret")
 
 

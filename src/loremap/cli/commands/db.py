@@ -238,10 +238,7 @@ def _secure(conn: Conn, url: str, args: argparse.Namespace) -> int:
         raise InvalidInput(f"{role} owns the tables, and row-level security does not apply to "
                            "a table's owner: choose another --role")
     password = _password(args.password_env)
-    with conn.transaction():
-        created = _ensure_role(conn, role, password)
-        _grant(conn, role)
-        _enable_policies(conn)
+    created = secure_role(conn, role, password)
     runtime_url = public_url(url, role)
     if args.json:
         emit_json({"role": role, "created": created, "password_set": password is not None,
@@ -260,6 +257,16 @@ def _secure(conn: Conn, url: str, args: argparse.Namespace) -> int:
            f"the runtime connects as {role} (its password goes in ~/.pgpass or PGPASSWORD):",
            f"  {_export(runtime_url)}"])
     return 0
+
+
+def secure_role(conn: Conn, role: str, password: str | None) -> bool:
+    """In one transaction: the runtime role made (True) or updated, its grants, row-level
+    security on every table (the tests and bench/store.py use it too)."""
+    with conn.transaction():
+        created = _ensure_role(conn, role, password)
+        _grant(conn, role)
+        _enable_policies(conn)
+    return created
 
 
 def _password(variable: str | None) -> str | None:
