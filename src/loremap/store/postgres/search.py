@@ -50,6 +50,13 @@ def _weighted_terms(project: str, query: TextQuery, rows: str, tokens: str, post
         [project, project, project, list(repeats), list(repeats.values())])
 
 
+def _bm25(freq: str) -> str:
+    """FTS5's BM25 summed over a node's postings `p` joined to `q` and `k` (`_weighted_terms`),
+    `freq` being the SQL of a posting's (weighted) term frequency."""
+    return (f"sum(q.idf * q.rep * ({freq} * {_f8(K1 + 1)}) / ({freq} + {_f8(K1)} * "
+            f"({_f8(1 - B)} + {_f8(B)} * p.dl / k.avgdl)))")
+
+
 def _f8(value: float) -> str:
     """A double precision literal: a bare `1.2` is numeric in PostgreSQL, and numeric
     arithmetic over thousands of postings costs three times what FTS5's doubles do."""
@@ -149,8 +156,7 @@ class PgSearchTables:
         cond, params = where(filters, "n.", self.project)
         sql = (
             with_terms +
-            f", m AS (SELECT p.node, sum(q.idf * q.rep * (({freq}) * {_f8(K1 + 1)}) / "
-            f"(({freq}) + {_f8(K1)} * ({_f8(1 - B)} + {_f8(B)} * p.dl / k.avgdl))) AS score "
+            f", m AS (SELECT p.node, {_bm25(f'({freq})')} AS score "
             f"FROM postings p JOIN q ON p.term = q.term CROSS JOIN k WHERE p.project = %s"
             f"{inside} GROUP BY p.node{having}), "
             'top AS (SELECT node, score FROM m ORDER BY score DESC, node COLLATE "C"'
@@ -178,8 +184,7 @@ class PgSearchTables:
         having = " HAVING count(*) = %s" if query.all_of else ""
         sql = (
             with_terms +
-            f", top AS (SELECT p.section, sum(q.idf * q.rep * (p.tf * {_f8(K1 + 1)}) / "
-            f"(p.tf + {_f8(K1)} * ({_f8(1 - B)} + {_f8(B)} * p.dl / k.avgdl))) AS score "
+            f", top AS (SELECT p.section, {_bm25('p.tf')} AS score "
             "FROM section_postings p JOIN q ON p.term = q.term CROSS JOIN k "
             f"WHERE p.project = %s GROUP BY p.section{having} ORDER BY score DESC, p.section "
             "LIMIT %s) "
