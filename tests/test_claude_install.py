@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from loremap.agents import jsonc
-from loremap.agents.claude_install import HOOKS
+from loremap.agents.claude.install import HOOKS
 from npm_tools import npm_tool
 
 ROOT = Path(__file__).resolve().parents[1]

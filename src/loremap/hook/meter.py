@@ -31,7 +31,7 @@ def post_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     s = settings(project, environ)
     point = s.get_int("hooks.compact_at")
     if point <= 0:
-        from loremap.agents.claude_settings import current_window
+        from loremap.agents.claude.settings import current_window
 
         point = current_window(project.root, environ).compact_at
     if tokens < s.get_float("hooks.nudge_at") * point:

@@ -1,5 +1,5 @@
 """`loremap compaction [show] | set TOKENS | --undo`: when Claude Code compacts a session
-(see agents/claude_compaction)."""
+(see agents/claude/compaction)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from loremap.agents import claude_compaction as compaction
-from loremap.agents.claude_install import Change
-from loremap.agents.claude_settings import ENV_WINDOW, KEY
+from loremap.agents.claude import compaction
+from loremap.agents.claude.install import Change
+from loremap.agents.claude.settings import ENV_WINDOW, KEY
 from loremap.agents.files import unified_diff
 from loremap.cli.output import emit_json, lines, warn
 from loremap.config import find_project_root

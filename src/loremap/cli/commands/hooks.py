@@ -1,5 +1,5 @@
 """`loremap hooks install|uninstall|status claude`: loremap's hooks and MCP server in Claude
-Code's settings, the route for those who do not install the plugin (see agents/claude_install).
+Code's settings, the route for those who do not install the plugin (see agents/claude/install).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from loremap.agents import claude_install
+from loremap.agents.claude import install as claude_install
 from loremap.agents.files import unified_diff
 from loremap.cli.output import emit_json, lines, warn
 from loremap.config import find_project_root

@@ -6,7 +6,7 @@ What loremap adds is recognisable without any record kept elsewhere: its hook ha
 is the ownership mark uninstall goes by: it removes exactly those handlers (and a matcher group
 or event they leave empty), and the server only if it is still loremap's. Everything else in the
 files, layout included, stays as it was (the JSON edits are `loremap connect`'s, in
-`connect_edits`), and every changed file keeps a backup. A file Claude Code would not read
+`agents.connect.edits`), and every changed file keeps a backup. A file Claude Code would not read
 (comments, trailing commas) is refused: hooks added there would never run.
 
 User scope writes `~/.claude/settings.json` (hooks) and `~/.claude.json` (`mcpServers`, where
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from loremap.agents.claude_settings import parse_settings, user_settings, user_state
+from loremap.agents.claude.settings import parse_settings, user_settings, user_state
 from loremap.agents.connect_edits import HOOK_PROGRAM, JsonEntry, JsonHooks, ours
 from loremap.agents.files import read_text_or_none, write_with_backup
 from loremap.errors import InvalidInput, NotFound

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from loremap.agents import jsonc
-from loremap.agents.claude_install import Change
-from loremap.agents.claude_settings import (
+from loremap.agents.claude.install import Change
+from loremap.agents.claude.settings import (
     ENV_WINDOW,
     KEY,
     parse_window,
@@ -115,7 +115,7 @@ def write(change: Change) -> Path | None:
 
 def describe(root: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
     """The window in force, where it comes from, the compaction point, and what undo would do."""
-    from loremap.agents.claude_settings import current_window
+    from loremap.agents.claude.settings import current_window
 
     window = current_window(root, environ)
     records = _records(environ)
