@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from loremap.agents.claude.settings import parse_settings, user_settings, user_state
-from loremap.agents.connect_edits import HOOK_PROGRAM, JsonEntry, JsonHooks, ours
+from loremap.agents.connect.edits import HOOK_PROGRAM, JsonEntry, JsonHooks, ours
 from loremap.agents.files import read_text_or_none, write_with_backup
 from loremap.errors import InvalidInput, NotFound
 

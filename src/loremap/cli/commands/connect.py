@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
             lines(_listing(found))
         return 0
     if not args.agent:
-        from loremap.agents.connect_agents import BY_NAME
+        from loremap.agents.connect.agents import BY_NAME
 
         raise InvalidInput(f"name an agent ({', '.join(BY_NAME)}) or use --list")
     report = connect.connect(args.agent, Path.cwd(), undo=args.undo, dry_run=args.dry_run,

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from loremap.agents import instructions
-from loremap.agents.connect_edits import Edit, JsonEntry, JsonHooks, MarkedBlock, OwnFile
-from loremap.agents.connect_toml import TomlTable
-from loremap.agents.connect_yaml import YamlEntry, continue_block
+from loremap.agents.connect.edits import Edit, JsonEntry, JsonHooks, MarkedBlock, OwnFile
+from loremap.agents.connect.toml import TomlTable
+from loremap.agents.connect.yaml import YamlEntry, continue_block
 
 SERVER = "loremap"
 MCP, RULES, HOOKS = "MCP server", "instructions", "hooks"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loremap.agents.connect_agents import AGENTS, BY_NAME, MCP, Agent, Context
-from loremap.agents.connect_edits import Edit, MarkedBlock
+from loremap.agents.connect.agents import AGENTS, BY_NAME, MCP, Agent, Context
+from loremap.agents.connect.edits import Edit, MarkedBlock
 from loremap.agents.files import (
     read_text_or_none,
     remove_with_backup,

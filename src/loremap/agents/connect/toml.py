@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from loremap.agents.connect_edits import Edit, append_tail, cut, like
+from loremap.agents.connect.edits import Edit, append_tail, cut, like
 from loremap.errors import InvalidInput
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from loremap.agents.connect_edits import Edit, append_tail, cut
+from loremap.agents.connect.edits import Edit, append_tail, cut
 from loremap.errors import InvalidInput
 
 
