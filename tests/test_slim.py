@@ -301,7 +301,7 @@ def test_a_file_outside_the_project_is_refused(ledgerly, cli, tmp_path):
 
 
 def test_the_parser_knows_fences_comments_frontmatter_and_imports():
-    from loremap.agents.slim_markdown import CODE, HEADING, OPAQUE, PINNED, TEXT, parse
+    from loremap.agents.slim.markdown import CODE, HEADING, OPAQUE, PINNED, TEXT, parse
 
     text = ("---\n# not a heading: frontmatter\n---\n"
             "# Title\n"

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from loremap.agents.slim import DEFAULT_MIN_TOKENS, Plan, make_plan, read_instructions
-from loremap.agents.slim_apply import Applied, apply_plan, check_moves
+from loremap.agents.slim.apply import Applied, apply_plan, check_moves
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines, warn
 

@@ -5,7 +5,7 @@ for on every turn. Notes are recalled only when a prompt needs them. This module
 file, decides section by section what stays (the title, short sections, rules) and what moves
 (long prose, code, tables, command listings), and renders the slimmer file in which each moved
 section keeps its heading and one pointer line to its note. It prints nothing and writes
-nothing: `slim_apply` writes, the CLI prints.
+nothing: `apply` writes, the CLI prints.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loremap.agents.files import read_text_or_none, refuse_unreadable
-from loremap.agents.slim_markdown import (
+from loremap.agents.slim.markdown import (
     PINNED,
     Document,
     Section,
