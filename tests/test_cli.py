@@ -235,3 +235,13 @@ def test_remember_warns_when_a_note_of_the_same_type_has_a_similar_title(project
             "(Coupons apply after the cart total)") in again.err
     other_type = cli("remember", "-t", "decision", "--title", "Coupons apply after the total")
     assert "similar" not in other_type.err
+
+
+def test_show_a_root_file_names_the_repository_root_and_no_none(project, cli):
+    assert cli("index").code == 0
+    shown = cli("show", "README.md")
+    assert shown.code == 0, shown.err
+    assert shown.out.splitlines()[1] == "module ./ (the repository root) · text, not parsed"
+    assert "None" not in shown.out
+    nested = cli("show", "src/auth/login.ts").out.splitlines()[1]
+    assert nested == "module src/auth/ · typescript"

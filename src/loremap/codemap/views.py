@@ -42,8 +42,10 @@ def describe_file(store: IndexStore, path: str) -> FileView | None:
 
 def file_lines(view: FileView) -> list[str]:
     """`view` as the lines a person or an agent reads."""
-    module = f"{view.module}/" if view.module else "./"
-    out = [f"# {view.path}", f"module {module} · {view.language}"]
+    module = f"{view.module}/" if view.module else "./ (the repository root)"
+    # A README or config file has no language: the map reads its text but parses nothing.
+    kind = view.language or "text, not parsed"
+    out = [f"# {view.path}", f"module {module} · {kind}"]
     if view.docstring:
         out.append(view.docstring)
     if view.symbols:
