@@ -7,11 +7,11 @@ go.mod, Cargo.toml, composer.json PSR-4, pubspec.yaml), so it is a stage of its 
 
 `Resolver` is the one entry point: it builds the path tables once (`RepoFiles`, which also reads
 configuration files lazily: only files in the list, only inside the root, tolerant of comments
-and malformed content), hands each language to its ecosystem's resolver (`resolve_python`,
-`resolve_js`, `resolve_rust`, `resolve_jvm`, `resolve_packages`, `resolve_includes`) and
-memoises answers per (importer directory, language, specifier). An import that leaves the
-repository (standard library, third-party package) or cannot be resolved statically resolves to
-no files, and `resolve` never raises. What each language misses is listed in docs/code-map.md.
+and malformed content), hands each language to its ecosystem's resolver (this package's
+modules `python`, `js`, `rust`, `jvm`, `packages`, `includes`) and memoises answers per
+(importer directory, language, specifier). An import that leaves the repository (standard
+library, third-party package) or cannot be resolved statically resolves to no files, and
+`resolve` never raises. What each language misses is listed in docs/code-map.md.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from pathlib import Path
 
 from loremap.codemap.jsonc import loads_jsonc
 from loremap.codemap.repofiles import RepoFiles, clean_path, parent_dir
-from loremap.codemap.resolve_includes import IncludeImports
-from loremap.codemap.resolve_js import JsImports
-from loremap.codemap.resolve_jvm import JvmImports
-from loremap.codemap.resolve_packages import PackageImports
-from loremap.codemap.resolve_python import PythonImports
-from loremap.codemap.resolve_rust import RustImports
+from loremap.codemap.resolve.includes import IncludeImports
+from loremap.codemap.resolve.js import JsImports
+from loremap.codemap.resolve.jvm import JvmImports
+from loremap.codemap.resolve.packages import PackageImports
+from loremap.codemap.resolve.python import PythonImports
+from loremap.codemap.resolve.rust import RustImports
 
 __all__ = ["Handler", "Resolver", "loads_jsonc"]
 
