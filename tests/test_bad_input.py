@@ -289,3 +289,30 @@ def test_when_the_superseded_note_cannot_be_replaced_neither_write_remains(seede
     listed = json.loads(cli("list", "--json").out)["notes"]
     assert {(n["id"], n["status"]) for n in listed} == {
         ("concept-authentication", "active"), ("decision-session-cookies", "active")}
+
+
+def test_a_missing_module_suggests_the_folder_it_is_the_tail_of(project, cli):
+    (project / "src" / "flask").mkdir()
+    (project / "src" / "flask" / "app.py").write_text("def run():\n    pass\n",
+                                                      encoding="utf-8")
+    pages = sorted(p.name for p in (project / ".loremap").rglob("*.md"))
+    assert cli("index").code == 0
+    before = sorted(p.name for p in (project / ".loremap").rglob("*.md"))
+    for wanted in ("flask", "lib/flask", "src/flsk"):
+        assert_refused(cli("map", wanted), f"no module {wanted}/",
+                       "did you mean src/flask/?")
+    assert_refused(cli("map", "zzzz"), "no module zzzz/", "see `loremap map`")
+    assert sorted(p.name for p in (project / ".loremap").rglob("*.md")) == before != pages
+
+
+def test_closest_modules_prefer_a_folder_of_that_name_then_near_spellings():
+    from loremap.codemap.render import closest_modules, did_you_mean
+
+    modules = ["", "src/flask", "src/flask/json", "tests", "examples/flaskr", "docs/flask"]
+    assert closest_modules("flask", modules) == ["src/flask", "docs/flask"]
+    assert closest_modules("/json/", modules) == ["src/flask/json"]
+    assert closest_modules("test", modules) == ["tests"]
+    assert closest_modules("", modules) == closest_modules("nothing-like-it", modules) == []
+    assert did_you_mean("flask", modules) == "did you mean src/flask/ or docs/flask/?"
+    assert did_you_mean("flask", modules[:3]) == "did you mean src/flask/?"
+    assert did_you_mean("qqqq", modules) == ""

@@ -8,7 +8,7 @@ written when their bytes change; pages of modules that disappeared are removed.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import zip_longest
 from pathlib import Path
 from typing import NamedTuple
@@ -41,6 +41,43 @@ def module_slug(module: str) -> str:
 
 def module_label(module: str) -> str:
     return f"{module}/" if module else "./"
+
+
+def closest_modules(wanted: str, modules: Iterable[str], limit: int = 3) -> list[str]:
+    """The modules a missing module name most likely meant, best first (at most `limit`).
+
+    The modules it is the tail of (`flask` -> `src/flask`) or whose last folder it names
+    (`lib/flask` -> `src/flask`), shortest first; when there are none, difflib's closest paths
+    and last folders (`flsk` -> `src/flask`). The root module is never suggested (`map`
+    without a module shows it). For the did-you-mean of `loremap map` and the MCP `map` tool.
+    """
+    import difflib
+
+    wanted = wanted.strip().strip("/")
+    known = sorted(m for m in set(modules) if m)
+    if not wanted or limit <= 0:
+        return []
+    tail = wanted.rsplit("/", 1)[-1]
+    exact = sorted((m for m in known if m.endswith("/" + wanted)
+                    or m.rsplit("/", 1)[-1] == tail), key=lambda m: (len(m), m))
+    if exact:  # a folder of that name: near-certain, and a longer list only buries it
+        return exact[:limit]
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for m in known:
+        by_name[m.rsplit("/", 1)[-1]].append(m)
+    near = difflib.get_close_matches(wanted, known, n=limit)
+    for name in difflib.get_close_matches(tail, list(by_name), n=limit):
+        near += by_name[name]
+    return list(dict.fromkeys(near))[:limit]
+
+
+def did_you_mean(wanted: str, modules: Iterable[str]) -> str:
+    """"did you mean src/flask/?" naming `closest_modules`, or "" when none is close."""
+    labels = [module_label(m) for m in closest_modules(wanted, modules)]
+    if not labels:
+        return ""
+    named = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+    return f"did you mean {named}?"
 
 
 def _key(f: FileRow) -> tuple[float, str]:

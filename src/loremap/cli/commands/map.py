@@ -21,7 +21,7 @@ def _module(raw: str, root: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from loremap.codemap.render import MODULES_DIR, module_label, module_slug
+    from loremap.codemap.render import MODULES_DIR, did_you_mean, module_label, module_slug
 
     app = App.open()
     try:
@@ -35,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
             path = app.loremap_dir / MODULES_DIR / f"{module_slug(module)}.md"
             label = module_label(module)
             if not path.is_file():
-                raise NotFound(f"no module {label} in the code map (modules are folders with "
-                               "source files; see `loremap map`)")
+                hint = did_you_mean(module, app.store.module_summaries())
+                raise NotFound(f"no module {label} in the code map" + (f"; {hint}" if hint else
+                               " (modules are folders with source files; see `loremap map`)"))
         text = path.read_text(encoding="utf-8")
     finally:
         app.close()
