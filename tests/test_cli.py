@@ -245,3 +245,15 @@ def test_show_a_root_file_names_the_repository_root_and_no_none(project, cli):
     assert "None" not in shown.out
     nested = cli("show", "src/auth/login.ts").out.splitlines()[1]
     assert nested == "module src/auth/ · typescript"
+
+
+def test_a_mistyped_command_or_action_is_one_line_naming_the_closest(project, cli):
+    for args, meant in ((["serach", "jwt"], "'search'"), (["sync", "puhs"], "'push'"),
+                        (["search", "x", "--kind", "nots"], "'note'")):
+        result = cli(*args)
+        assert result.code == 2, result.err
+        assert result.err.count("\n") == 1 and f"did you mean {meant}?" in result.err
+        assert "choose from" not in result.err
+    unlike = cli("qqqq")
+    assert unlike.code == 2 and "did you mean" not in unlike.err
+    assert "invalid choice: 'qqqq' (choose from 'init'" in unlike.err

@@ -42,6 +42,20 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"loremap: error: {message} (see `{self.prog} --help`)\n")
 
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        # Trigger: a value outside an argument's choices (`loremap serach`, `sync puhs`).
+        # Why: the list of every choice buries the one the user meant.
+        # Outcome: "invalid choice: 'serach'; did you mean 'search'?", exit 2 as before.
+        choices = None if action.choices is None else [str(c) for c in action.choices]
+        if choices is not None and str(value) not in choices:
+            import difflib
+
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            if close:
+                raise argparse.ArgumentError(
+                    action, f"invalid choice: {value!r}; did you mean {close[0]!r}?")
+        super()._check_value(action, value)
+
 
 def _json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
