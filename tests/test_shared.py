@@ -204,7 +204,7 @@ def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monke
     """Asked before every file an agent touches, the hook reads the project's warnings once
     and keeps them (`SHARED_CACHE_S`); a note written on this machine is seen at once."""
     from loremap.app import App
-    from loremap.hook import files
+    from loremap.hook import pretool
 
     url = team["url"]
     ann, ann_home = team["ann"]
@@ -214,14 +214,14 @@ def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monke
     environ = {"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": url}
 
     def before(name, session="s1"):
-        out = files.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Read",
+        out = pretool.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Read",
                               "hook_event_name": "PreToolUse",
                               "tool_input": {"file_path": str(bob / "src/shop" / name)}},
                              environ)
         return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
 
     assert before("cart.py") == ""  # nothing about it; the database was asked once
-    assert (bob / ".loremap" / files.SHARED_CACHE).is_file()
+    assert (bob / ".loremap" / pretool.SHARED_CACHE).is_file()
 
     def no_database(*args, **kwargs):
         raise AssertionError("the database was asked again")
@@ -234,10 +234,10 @@ def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monke
     ok(loremap(ann, ann_home, url, "remember", "-t", "bug", "--title", "Cart total rounds down",
                "-f", "src/shop/cart.py", "-m", "sum() of floats, then int()."))
     assert before("cart.py", "s2") == ""
-    monkeypatch.setattr(files, "SHARED_CACHE_S", 0.0)
+    monkeypatch.setattr(pretool, "SHARED_CACHE_S", 0.0)
     assert "Cart total rounds down" in before("cart.py", "s3")
     # ...and a note written here is seen at once.
-    monkeypatch.setattr(files, "SHARED_CACHE_S", 3600.0)
+    monkeypatch.setattr(pretool, "SHARED_CACHE_S", 3600.0)
     assert before("cart.py", "s4") != ""
     ok(loremap(bob, bob_home, url, "remember", "-t", "gotcha", "--title", "Lines are frozen",
                "-f", "src/shop/cart.py", "-m", "A cart line is immutable once priced."))
@@ -252,7 +252,7 @@ def test_an_unreachable_database_costs_the_pre_tool_hook_one_short_wait(team, mo
     says nothing, logs why, and does not try again before its cache expires."""
     import psycopg
 
-    from loremap.hook import files
+    from loremap.hook import pretool
     from loremap.store.postgres import store
 
     bob, bob_home = team["bob"]
@@ -265,7 +265,7 @@ def test_an_unreachable_database_costs_the_pre_tool_hook_one_short_wait(team, mo
     monkeypatch.setattr(store.psycopg, "connect", unreachable)
     environ = {"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": team["url"]}
     for session in ("s1", "s2"):
-        assert files.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Edit",
+        assert pretool.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Edit",
                                "tool_input": {"file_path": str(bob / "src/shop/cart.py")}},
                               environ) == ""
     monkeypatch.undo()  # psycopg.connect is the module's: the fixtures need it back

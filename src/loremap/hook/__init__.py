@@ -23,7 +23,7 @@ EVENTS = ("session-start", "prompt", "pre-tool", "post-tool", "stop", "pre-compa
 _HANDLERS = {
     "session-start": ("loremap.hook.start", "session_start"),
     "prompt": ("loremap.hook.prompt", "prompt"),
-    "pre-tool": ("loremap.hook.files", "pre_tool"),
+    "pre-tool": ("loremap.hook.pretool", "pre_tool"),
     "post-tool": ("loremap.hook.meter", "post_tool"),
     "stop": ("loremap.hook.meter", "stop"),
     "pre-compact": ("loremap.hook.record", "pre_compact"),

@@ -133,7 +133,7 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
         try:
             if not app.shared:
                 return None
-            paths = app.store.warnings_by_path(WARNING_TYPES)  # type: ignore[union-attr]
+            paths = app.store.warnings_by_path(WARNING_TYPES)
         finally:
             app.close()
     except StoreError as exc:

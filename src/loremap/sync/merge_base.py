@@ -1,4 +1,5 @@
-"""The BASE of a three-way sync: each note's hash as of this vault's last sync with a database.
+"""The merge base (BASE) of a three-way sync: each note's hash as of this vault's last sync
+with a database.
 
 One JSON file per (vault folder, database, project key) in the user's state folder, never in the
 repository (it describes this machine's copy, not the team's): `<state>/sync/<sha256>.json`.

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from loremap.errors import Conflict, InvalidInput, MalformedNote, NotFound, UserError
 from loremap.model import check_id
-from loremap.sync.base import Base, base_path
+from loremap.sync.merge_base import Base, base_path
 from loremap.sync.plan import (
     CONFLICT,
     DATABASE,
@@ -283,6 +283,24 @@ class Sync:
                 raise SyncError(failed)
         self._report(report, plan_, ready)
         return report
+
+    def fetch(self, note_id: str, warnings: list[str]) -> bool:
+        """Write one note of the database into this vault and record it in the base, as a
+        `pull` does for each note it writes; False when the database has no live, writable
+        text of it. For a teammate's note read or forgotten here before a whole pull."""
+        self.vault.ensure()
+        with self.vault.lock():
+            if self.vault.exists(note_id):
+                return True
+            doc = self.store.docs().get(note_id)
+            data = None if doc is None or doc.deleted else self._writable(doc, warnings)
+            if data is None:
+                return False
+            fs.atomic_write(self.vault.path_for(note_id), data)
+            base = self._base(warnings)
+            base.update({note_id: content_hash(data)})
+            base.save()
+        return True
 
     def status(self) -> tuple[Report, Report]:
         """What a push and a pull would do now."""
