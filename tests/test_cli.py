@@ -257,3 +257,30 @@ def test_a_mistyped_command_or_action_is_one_line_naming_the_closest(project, cl
     unlike = cli("qqqq")
     assert unlike.code == 2 and "did you mean" not in unlike.err
     assert "invalid choice: 'qqqq' (choose from 'init'" in unlike.err
+
+
+def test_doctor_outside_a_project_says_so_and_still_checks_the_personal_vault(
+        tmp_path, cli, monkeypatch, isolated_home):
+    monkeypatch.chdir(tmp_path)
+    assert cli("remember", "--personal", "-t", "preference", "--title", "Tabs",
+               "-m", "Indent with tabs.").code == 0
+    result = cli("doctor")
+    assert result.code == 0, result.out
+    assert "all good" not in result.out
+    assert "warn  project: no loremap project here (no .loremap/ or git repository" in result.out
+    assert result.out.splitlines()[-1] == "no project here; the personal vault has no errors"
+    personal = isolated_home / "loremap" / "personal" / "notes"
+    (personal / "preference-tabs.md").write_text("---\nid: [\n---\n", encoding="utf-8")
+    broken = cli("doctor", "--json")
+    assert broken.code == 1, broken.err
+    report = json.loads(broken.out)
+    assert report["project"] is None and not report["ok"]
+    flagged = {f["check"] for f in report["findings"] if f["level"] != "ok"}
+    assert {"project", "notes"} <= flagged  # the malformed file is reported, not raised
+
+
+def test_doctor_in_a_repository_without_init_names_it(repo, cli):
+    result = cli("doctor")
+    assert result.code == 0
+    assert f"({repo} has no .loremap/)" in result.out
+    assert "`loremap init` in the repository" in result.out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from loremap.errors import MalformedNote
 from loremap.memory.paths import is_path_target
 from loremap.memory.service import Memory
 from loremap.model import Status
@@ -26,9 +27,15 @@ class Finding(NamedTuple):
     fixed: bool = False
 
 
-def _check_scaffold(loremap_dir: Path | None, fix: bool) -> list[Finding]:
+def _check_scaffold(loremap_dir: Path | None, fix: bool, repo: Path | None) -> list[Finding]:
     if loremap_dir is None:
-        return []
+        # Trigger: no `.loremap/` here or above. Why: "all good" would read as a sound
+        # project. Outcome: a warning; the personal vault is still checked (exit 0 if sound).
+        where, init = ((f"{repo} has no .loremap/", "the") if repo is not None
+                       else ("no .loremap/ or git repository here or above", "a"))
+        return [Finding("warning", "project", f"no loremap project here ({where}): only the "
+                        f"personal vault was checked; `loremap init` in {init} repository makes "
+                        "one")]
     missing = missing_parts(loremap_dir)
     if not missing:
         return [Finding("ok", "layout", f"{loremap_dir.name}/ has config.toml and .gitignore")]
@@ -56,11 +63,14 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
         for row in memory.store.list_notes(scope=vault.scope):
             if not vault.exists(row.id):
                 continue  # a shared database's note not pulled here yet
-            loaded = vault.read(row.id)
-            target = loaded.note.supersedes
-            if not target or not vault.exists(target):
-                continue
-            old = vault.read(target).note
+            try:
+                loaded = vault.read(row.id)
+                target = loaded.note.supersedes
+                if not target or not vault.exists(target):
+                    continue
+                old = vault.read(target).note
+            except MalformedNote:
+                continue  # the index check reports the file; nothing to compare here
             if old.status is Status.SUPERSEDED and old.superseded_by == row.id:
                 continue
             if old.status is Status.SUPERSEDED and old.superseded_by:
@@ -128,9 +138,13 @@ def _check_index(memory: Memory, fix: bool) -> list[Finding]:
     return out
 
 
-def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = False
-             ) -> list[Finding]:
-    """Run every check, repairing what can be repaired when `fix` is set."""
+def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = False,
+             repo: Path | None = None) -> list[Finding]:
+    """Run every check, repairing what can be repaired when `fix` is set.
+
+    Without `loremap_dir` (no project) the personal vault alone is checked, and a warning says
+    so; `repo` is the git repository found instead, if any, to name in it.
+    """
     findings = [
         Finding("ok", "fts5", "SQLite has FTS5") if fts5 else
         Finding("error", "fts5", "this Python's SQLite lacks FTS5; install a Python built with it"),
@@ -150,7 +164,7 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
             if version == SCHEMA_VERSION
             else Finding("error", "schema", f"index schema {version}, expected "
                          f"{SCHEMA_VERSION}; run `loremap reindex`"))
-    findings += _check_scaffold(loremap_dir, fix)
+    findings += _check_scaffold(loremap_dir, fix, repo)
     findings += _check_temp_files(memory, fix)
     findings += _check_index(memory, fix)
     findings += _check_supersession(memory, fix)
