@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
 from loremap.config import (
     SETTINGS,
     UserPaths,
     find_project_root,
-    head_commit,
     load_settings,
     settings_markdown,
 )
@@ -65,22 +63,45 @@ def test_outside_git_and_loremap_there_is_no_project(tmp_path):
     assert find_project_root(tmp_path, {}) is None
 
 
-def test_head_commit_reads_git_directly_and_matches_git(repo):
-    expected = git(repo, "rev-parse", "--short=7", "HEAD").strip()
-    assert head_commit(repo) == expected
-    git(repo, "pack-refs", "--all")
-    assert head_commit(repo) == expected
-    git(repo, "checkout", "-q", "--detach")
-    assert head_commit(repo) == expected
-
-
-def test_head_commit_is_none_before_the_first_commit(tmp_path):
-    git(tmp_path, "init", "-q", "fresh")
-    assert head_commit(tmp_path / "fresh") is None
-
-
 def test_the_settings_doc_is_generated_from_the_table():
     text = (DOCS / "settings.md").read_text(encoding="utf-8")
     assert text == settings_markdown(), "regenerate: python -m loremap.config > docs/settings.md"
     for setting in SETTINGS:
         assert setting.env in text
+
+
+@pytest.mark.parametrize(("raw", "default", "expected"), [
+    ("yes", False, True), ("OFF", True, False), (1, False, True), (True, False, True),
+    ("42", 0, 42), (" 7 ", 0, 7), (30, 1.5, 30.0), ("0.25", 1.0, 0.25), (3, "", "3"),
+    ("a, b,,c", ("x",), ("a", "b", "c")), (["a", "b"], (), ("a", "b")),
+    ("5:1:3", (1.0,), (5.0, 1.0, 3.0)), ([2, 0.5], (1.0,), (2.0, 0.5)),
+])
+def test_one_coercer_reads_settings_and_search_knobs_alike(raw, default, expected):
+    from loremap.config import coerce
+
+    separator = ":" if default and isinstance(default, tuple) and \
+        isinstance(default[0], float) else ","
+    assert coerce(raw, default, separator) == expected
+
+
+@pytest.mark.parametrize(("raw", "default"), [
+    ("maybe", False), ("big", 0), (True, 0), ("3.5", 0), (False, 1.0), ("x", 1.0),
+    (5, ("a",)), (["a", 1], ("a",)), ("5:x", (1.0,)), ([True], (1.0,)),
+])
+def test_the_coercer_refuses_a_value_of_the_wrong_type(raw, default):
+    from loremap.config import coerce
+
+    with pytest.raises(ValueError, match="expected"):
+        coerce(raw, default, ":")
+
+
+def test_settings_and_search_knobs_take_the_same_words_for_true_and_false(tmp_path):
+    from loremap.search import SearchConfig
+
+    for word, value in (("on", True), ("no", False)):
+        assert SearchConfig.parse(f"abstain={word}").abstain is value
+    with pytest.raises(InvalidInput, match="search config abstain='maybe': expected bool"):
+        SearchConfig.parse("abstain=maybe")
+    with pytest.raises(InvalidInput, match="LOREMAP_WORKERS: bad value 'two' for "
+                                           r"codemap.workers \(expected int\)"):
+        load_settings(None, {"LOREMAP_WORKERS": "two"})

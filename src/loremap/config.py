@@ -106,32 +106,71 @@ SETTINGS: tuple[Setting, ...] = (
 _BY_NAME = {s.name: s for s in SETTINGS}
 
 
-def _coerce(setting: Setting, raw: object, origin: str) -> SettingValue:
-    default = setting.default
+Coercible = SettingValue | tuple[float, ...]
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def coerce(raw: object, default: Coercible, separator: str = ",") -> Coercible:
+    """`raw` (a TOML value, or the text of an environment variable or a command-line option)
+    as a value of `default`'s type; `ValueError` naming what was expected otherwise.
+
+    A tuple takes a list or `separator`-joined text; its items have the type of the default's
+    items (text when the default is empty), and empty text items are dropped. The settings and
+    the search engine's knobs (`search/config.py`) both read their values through this.
+    """
+    if isinstance(default, tuple):
+        return _coerce_items(raw, default, separator)
+    if isinstance(default, bool):
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise ValueError("expected true or false")
+    if isinstance(raw, bool) and not isinstance(default, str):
+        raise ValueError(f"expected {type(default).__name__}, not true/false")
+    if isinstance(default, int):
+        try:
+            return int(str(raw).strip())
+        except ValueError:
+            raise ValueError("expected int") from None
+    if isinstance(default, float):
+        try:
+            return float(str(raw).strip())
+        except ValueError:
+            raise ValueError("expected float") from None
+    return str(raw)
+
+
+def _coerce_items(raw: object, default: tuple[str, ...] | tuple[float, ...], separator: str
+                  ) -> tuple[str, ...] | tuple[float, ...]:
+    if isinstance(raw, str):
+        parts: list[object] = [p.strip() for p in raw.split(separator)]
+    elif isinstance(raw, list | tuple):
+        parts = list(raw)
+    else:
+        raise ValueError("expected a list")
+    if default and isinstance(default[0], float):
+        if any(isinstance(p, bool) for p in parts):
+            raise ValueError("expected numbers")
+        try:
+            return tuple(float(str(p)) for p in parts)
+        except ValueError:
+            raise ValueError("expected numbers") from None
+    if not all(isinstance(p, str) for p in parts):
+        raise ValueError("expected a list of strings")
+    return tuple(str(p).strip() for p in parts if str(p).strip())
+
+
+def _setting(setting: Setting, raw: object, origin: str) -> SettingValue:
     try:
-        if isinstance(default, tuple):
-            if isinstance(raw, str):
-                return tuple(p.strip() for p in raw.split(",") if p.strip())
-            if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
-                return tuple(raw)
-            raise ValueError("expected a list of strings")
-        if isinstance(default, bool):
-            if isinstance(raw, bool):
-                return raw
-            if str(raw).lower() in ("1", "true", "yes", "on"):
-                return True
-            if str(raw).lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError("expected true or false")
-        if isinstance(default, int):
-            if isinstance(raw, bool):
-                raise ValueError("expected an integer")
-            return int(str(raw))
-        if isinstance(default, float):
-            return float(str(raw))
-        return str(raw)
+        value = coerce(raw, setting.default)
     except ValueError as exc:
         raise InvalidInput(f"{origin}: bad value {raw!r} for {setting.name} ({exc})") from None
+    if isinstance(value, tuple):
+        return tuple(str(v) for v in value)  # a setting's lists are lists of text
+    return value
 
 
 class Settings:
@@ -181,13 +220,13 @@ def load_settings(config_file: Path | None, environ: Mapping[str, str] | None = 
             for key, raw in table.items():
                 setting = _BY_NAME.get(f"{section}.{key}")
                 if setting is not None:
-                    values[setting.name] = _coerce(setting, raw, str(config_file))
+                    values[setting.name] = _setting(setting, raw, str(config_file))
         if _has_password(str(values.get("store.url", ""))):
             raise InvalidInput(f"{config_file}: store.url holds a password and this file is "
                                "committed; set LOREMAP_DATABASE_URL instead, or use ~/.pgpass")
     for setting in SETTINGS:
         if setting.env in env and env[setting.env] != "":
-            values[setting.name] = _coerce(setting, env[setting.env], setting.env)
+            values[setting.name] = _setting(setting, env[setting.env], setting.env)
     return Settings(values)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from loremap.config import coerce
 from loremap.errors import InvalidInput
 
 # Default bm25() column weights: title, body, tags, symbols, path, content (the FTS columns).
@@ -78,7 +79,7 @@ class SearchConfig(NamedTuple):
                                    f"{', '.join(cls._fields)}")
             default = getattr(defaults, key)
             try:
-                out[key] = _coerce(raw, default)
+                out[key] = coerce(raw, default, separator=":")
             except ValueError:
                 raise InvalidInput(f"search config {key}={raw!r}: expected "
                                    f"{type(default).__name__}") from None
@@ -98,21 +99,3 @@ class SearchConfig(NamedTuple):
                 shown = ":".join(f"{w:g}" for w in value) if key == "weights" else value
                 parts.append(f"{key}={shown}")
         return ",".join(parts) or "defaults"
-
-
-def _coerce(raw: Any, default: Any) -> Any:
-    if isinstance(default, bool):
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise ValueError(raw)
-    if isinstance(default, tuple):
-        parts = raw if isinstance(raw, list | tuple) else str(raw).split(":")
-        return tuple(float(p) for p in parts)
-    if isinstance(default, int):
-        return int(raw)
-    return float(raw)
