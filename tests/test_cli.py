@@ -284,3 +284,33 @@ def test_doctor_in_a_repository_without_init_names_it(repo, cli):
     assert result.code == 0
     assert f"({repo} has no .loremap/)" in result.out
     assert "`loremap init` in the repository" in result.out
+
+
+def test_the_cli_and_the_hook_write_their_logs_through_one_writer(isolated_home):
+    import re
+    import subprocess
+    import sys
+
+    from loremap.hook import log
+    from loremap.logs import log_exception
+
+    log("first line\nsecond  line")
+    try:
+        raise ValueError("bad\nthing")
+    except ValueError as exc:
+        where = log_exception(exc)
+    logs = isolated_home / "loremap" / "logs"
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
+    assert re.fullmatch(stamp + "first line second line\n",
+                        (logs / "hook.log").read_text(encoding="utf-8"))
+    text = where.read_text(encoding="utf-8")
+    assert where == logs / "loremap.log"
+    assert re.match(stamp + r"pid=\d+ ValueError: bad\nthing\nTraceback", text)
+    (logs / "hook.log").unlink()
+    (logs / "hook.log").mkdir()  # unwritable: the writer says nothing and raises nothing
+    log("lost")
+    code = "import sys, loremap.logs; print(sorted(m for m in ('traceback', 'datetime') " \
+           "if m in sys.modules))"
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True).stdout
+    assert imported.strip() == "[]"  # the hook pays for neither until it writes

@@ -32,18 +32,9 @@ _HANDLERS = {
 
 def log(message: str, environ: Mapping[str, str] | None = None) -> None:
     """Append one line to the hook log (`<logs>/hook.log`); never raises."""
-    import datetime as dt
+    from loremap.logs import log_line
 
-    from loremap.config import UserPaths
-
-    try:
-        path = UserPaths.from_env(environ).logs / "hook.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {' '.join(message.split())}\n")
-    except OSError:
-        pass
+    log_line("hook.log", message, environ)
 
 
 def read_event(stream: bytes) -> dict[str, object]:
