@@ -56,3 +56,13 @@ def test_every_mcp_tool_and_argument_is_in_the_mcp_doc():
         row = next(line for line in doc.splitlines() if line.startswith(f"| `{tool.name}`"))
         for argument in tool.schema["properties"]:
             assert f"`{argument}`" in row, f"{tool.name}.{argument}"
+
+
+def test_the_licence_pyproject_names_is_in_the_repository():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert project["license"] == "MIT" and text.startswith("MIT License\n")
+    assert "Copyright (c) 2026 loremap developers" in text
+    assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
