@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -432,3 +433,139 @@ def test_the_summariser_of_a_compaction_above_t_never_runs_under_the_policy():
     assert summariser.calls[0].usage.prompt == 173_514
     assert policy_cost(summariser, 150_000) == (0.0, 0)
     assert policy_cost(summariser, 200_000) == (pytest.approx(real_cost(summariser)), 0)
+
+
+def test_trim_never_denies_loremap_s_own_server_even_when_never_called(tmp_path, claude, cli):
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "github": {"command": "gh-mcp"}, "loremap": {"command": "loremap", "args": ["serve"]},
+        "memory": {"command": "/opt/bin/loremap", "args": ["serve"]}}}), encoding="utf-8")
+    Writer(cwd=str(project)).user().call(U(1, 1, 0, 1, 1), tools=("Read",)).write(claude)
+    plan = json.loads(cli("xray", "trim", str(project), "--json").out)
+    assert plan["deny"] == ["mcp__github"] and plan["kept"] == ["loremap", "memory"]
+    shown = cli("xray", "trim", str(project))
+    assert "keeps loremap: loremap's own server is never denied" in shown.out
+    assert cli("xray", "trim", str(project), "--apply").code == 0
+    data = json.loads((project / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
+    assert data == {"permissions": {"deny": ["mcp__github"]}}
+    report = xray(cli)
+    assert report["unused_servers"] == ["github", "loremap", "memory"]
+    turn_off = [r for r in report["recommendations"] if r["title"].startswith("Turn off")]
+    assert "never called in these sessions: github. Their" in turn_off[0]["detail"]
+
+
+def test_trim_apply_names_the_paths_it_wrote_and_undo_removes_the_folder_it_made(
+        tmp_path, claude, cli):
+    project = tmp_path / "my shop"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh"}}}),
+                                       encoding="utf-8")
+    Writer(cwd=str(project)).user().call(U(1, 1, 0, 1, 1), tools=("Read",)).write(claude)
+    applied = cli("xray", "trim", str(project), "--apply")
+    assert applied.code == 0, applied.err
+    settings = project / ".claude" / "settings.local.json"
+    assert f"created {settings}" in applied.out
+    assert f"undo with `loremap xray trim '{project}' --undo`" in applied.out
+    assert "PROJECT" not in applied.out
+    undone = cli("xray", "trim", str(project), "--undo")
+    assert undone.code == 0 and f"removed {project / '.claude'}" in undone.out
+    assert sorted(p.name for p in project.iterdir()) == [".mcp.json"]
+
+
+def test_trim_undo_keeps_a_claude_folder_it_did_not_make(shop, cli):
+    (shop / ".claude" / "commands.md").write_text("mine\n", encoding="utf-8")
+    applied = cli("xray", "trim", str(shop), "--apply")
+    assert applied.code == 0
+    settings = shop / ".claude" / "settings.local.json"
+    assert f"created {settings}" in applied.out
+    assert cli("xray", "trim", str(shop), "--undo").code == 0
+    assert sorted(p.name for p in (shop / ".claude").iterdir()) == ["commands.md"]
+    (shop / ".claude" / "commands.md").unlink()
+    assert cli("xray", "trim", str(shop), "--apply").code == 0
+    assert cli("xray", "trim", str(shop), "--undo").code == 0
+    assert (shop / ".claude").is_dir()  # empty now, but the user made it
+
+
+def test_trim_apply_names_the_backup_of_an_existing_file(shop, cli):
+    settings = shop / ".claude" / "settings.local.json"
+    settings.write_text('{"model": "opus"}\n', encoding="utf-8")
+    applied = cli("xray", "trim", str(shop), "--apply")
+    assert f"backup of the previous file: {settings}.loremap-backup" in applied.out
+
+
+# --- the report's records and formats ----------------------------------------------------------
+
+REPORT_KEYS = ["generated_at", "root", "days", "since", "files", "problems", "totals", "shares",
+               "by_model", "by_project", "by_day", "sessions", "session_count",
+               "unpriced_models", "prices", "replay", "fixed_context", "tools", "mcp_servers",
+               "unused_servers", "recommendations"]
+COST_KEYS = ["calls", "input", "cache_write_5m", "cache_write_1h", "cache_read", "output",
+             "equiv", "usd", "unpriced_calls"]
+
+
+def test_the_json_keeps_its_shape(claude, cli):
+    Writer().user().call(U(1, 10, 0, 100, 5), tools=("mcp__github__x",)).boundary(1000) \
+        .call(U(1, 10, 0, 100, 5)).write(claude)
+    report = xray(cli)
+    assert list(report) == REPORT_KEYS
+    assert list(report["totals"]) == COST_KEYS
+    assert list(report["by_model"][0]) == ["model", *COST_KEYS]
+    assert list(report["by_project"][0]) == ["project", *COST_KEYS, "cwd"]
+    assert list(report["by_day"][0]) == ["day", *COST_KEYS]
+    session = report["sessions"][0]
+    assert list(session) == ["session", "project", "cwd", "start", "end", "model", *COST_KEYS,
+                             "peak_context", "subagents", "fixed_context", "compactions",
+                             "curve"]
+    assert list(session["compactions"][0]) == ["at", "trigger", "pre_tokens", "after_calls"]
+    assert session["curve"] == [[1, 111], [2, 111]]
+    assert list(report["shares"]) == ["cache_read", "cache_write", "output", "input",
+                                      "big_sessions"]
+    assert list(report["replay"]) == ["handoff_tokens", "real_equiv", "thresholds", "best"]
+    assert list(report["replay"]["thresholds"][0]) == ["threshold", "equiv", "saving",
+                                                       "saving_share", "compactions"]
+    assert list(report["fixed_context"]) == ["sessions", "median", "min", "max", "parts",
+                                             "memory_files", "calls"]
+    assert report["tools"] == [{"name": "mcp__github__x", "server": "github", "calls": 1}]
+    assert report["mcp_servers"] == [{"name": "github", "calls": 1}]
+    assert list(report["recommendations"][0]) == ["title", "saving_equiv", "saving_share",
+                                                  "saving_usd", "detail"]
+
+
+def test_money_is_never_zero_dollars_for_an_unpriced_model():
+    from loremap.xray.formats import dollars, money, percent
+    from loremap.xray.records import Cost
+
+    assert money(None) == "not priced" and money(0.0) == "$0.00"
+    assert money(0.001) == "< $0.01" and money(1234.5) == "$1,234.50"
+    assert dollars(Cost(3, Usage(), 1.0, 0.0, 3)) == "not priced"
+    assert dollars(Cost(3, Usage(), 1.0, 2.5, 1)) == "$2.50 + 1 unpriced calls"
+    assert dollars(Cost(0, Usage(), 0.0, 0.0, 0)) == "$0.00"
+    assert percent(0.006) == "0.6%" and percent(0.4871) == "48.7%"
+
+
+def test_the_text_says_not_priced_for_an_unknown_model(claude, cli):
+    Writer().user().call(U(500, 0, 0, 0, 10), model="mystery-model-9").write(claude)
+    text = cli("xray", "--days", "0").out
+    row = next(line for line in text.splitlines() if line.strip().startswith("mystery-model-9"))
+    assert row.rstrip().endswith("not priced") and "$0.00" not in text
+    assert "input-token equivalents, not priced (shipped prices.toml)" in text
+
+
+def test_text_and_html_word_each_saving_the_same(claude, cli, tmp_path):
+    w = Writer().user()
+    prompt = 30_005
+    w.call(U(5, 30_000, 0, 0, 300))
+    for _ in range(80):
+        w.call(U(5, 4_000, 0, prompt - 5, 300))
+        prompt += 4_000
+    w.write(claude)
+    page = tmp_path / "x.html"
+    text = cli("xray", "--days", "0", "--html", str(page)).out
+    html = page.read_text(encoding="utf-8")
+    in_text = re.findall(r"saves (\d+\.\d%) \(([\d,]+) equiv, ([^)]+)\)", text)
+    in_html = re.findall(r"saves (\d+\.\d%) \(([\d,]+) equivalents, ([^)]+)\)", html)
+    assert len(in_text) >= 2 and in_text == [(s, n, d.replace("&lt;", "<"))
+                                              for s, n, d in in_html]
+    shares = [r["saving_share"] for r in xray(cli)["recommendations"] if r["saving_equiv"]]
+    assert [s for s, _, _ in in_text] == [f"{100 * s:.1f}%" for s in shares]

@@ -1,9 +1,9 @@
 """The X-ray's HTML page: one self-contained file, every string escaped, and charts that a real
 browser (Debian's headless Chromium) parses and paints.
 
-The rich report is built here as a dict, in the shape `loremap.xray.report` produces (several
-days, models — one without a price — projects, sessions of hundreds of calls with compactions),
-with its recommendations from the real `audit.recommendations`; the empty one is what `build`
+The rich report is built here from the records `loremap.xray.report` produces (several days,
+models — one without a price — projects, sessions of hundreds of calls with compactions), with
+its recommendations from the real `audit.recommendations`; the empty one is what `build`
 returns for no transcripts at all.
 """
 
@@ -24,8 +24,22 @@ import pytest
 from loremap.errors import InvalidInput
 from loremap.xray import html as page
 from loremap.xray.audit import recommendations
-from loremap.xray.costs import Prices
+from loremap.xray.costs import Prices, equivalents
+from loremap.xray.records import (
+    Cost,
+    FixedContext,
+    Replay,
+    ReplayRow,
+    Report,
+    ServerRow,
+    SessionRow,
+    Shares,
+    ToolRow,
+    Unpriced,
+    UsageRow,
+)
 from loremap.xray.report import build
+from loremap.xray.transcripts import Compaction, Usage
 
 EVIL = "<script>alert(1)</script>"
 EVIL_TOOL = "mcp__evil__<img src=x onerror=alert(2)>"
@@ -36,98 +50,86 @@ SHARES = (-0.04, 0.12, 0.21, 0.18, 0.14, 0.08, 0.04, 0.01, 0.0)
 CHARTS = ["shares", "big-sessions", "days", "replay", *(f"session-{i}" for i in range(10))]
 
 
-def usage_row(rng: random.Random, scale: float, model: str | None = None) -> dict[str, Any]:
+def usage_cost(rng: random.Random, scale: float, model: str | None = None,
+               calls: int | None = None) -> Cost:
     """Token totals of `scale` prompt tokens, with equivalents and dollars as report.py does."""
-    u = {"input": int(scale * rng.uniform(0.002, 0.01)),
-         "cache_write_5m": int(scale * rng.uniform(0.02, 0.05)),
-         "cache_write_1h": int(scale * rng.uniform(0.0, 0.03)),
-         "cache_read": int(scale * rng.uniform(0.8, 1.0)),
-         "output": int(scale * rng.uniform(0.003, 0.01))}
-    equiv = (u["input"] + 0.1 * u["cache_read"] + 1.25 * u["cache_write_5m"]
-             + 2 * u["cache_write_1h"] + 5 * u["output"])
-    calls = max(1, int(scale / 60_000))
+    u = Usage(input=int(scale * rng.uniform(0.002, 0.01)),
+              cache_write_5m=int(scale * rng.uniform(0.02, 0.05)),
+              cache_write_1h=int(scale * rng.uniform(0.0, 0.03)),
+              cache_read=int(scale * rng.uniform(0.8, 1.0)),
+              output=int(scale * rng.uniform(0.003, 0.01)))
+    equiv = equivalents(u)
+    calls = calls or max(1, int(scale / 60_000))
     price = PRICE.get(model or "claude-sonnet-4-5")
-    return {"calls": calls, **u, "equiv": round(equiv, 1),
-            "usd": round(equiv * price / 1e6, 4) if price else 0.0,
-            "unpriced_calls": 0 if price else calls}
+    return Cost(calls, u, round(equiv, 1), round(equiv * price / 1e6, 4) if price else 0.0,
+                0 if price else calls)
 
 
-def session(rng: random.Random, index: int, project: str, model: str) -> dict[str, Any]:
+def session(rng: random.Random, index: int, project: str, model: str) -> SessionRow:
     """A session of a few hundred calls whose context grows and is compacted past ~165k."""
     calls, context = rng.randint(180, 600), 21_000 + rng.randint(0, 6_000)
     every = max(1, calls // 120)
-    curve: list[list[int]] = []
-    compactions: list[dict[str, Any]] = []
+    curve: list[tuple[int, int]] = []
+    compactions: list[Compaction] = []
     peak = 0
     for n in range(1, calls + 1):
         context += rng.randint(150, 2_200)
         if context > 165_000:
-            compactions.append({"at": f"2026-01-{6 + index:02d}T1{n % 10}:00:00Z",
-                                "trigger": "auto", "pre_tokens": context,
-                                "after_calls": n - 1})
+            compactions.append(Compaction(f"2026-01-{6 + index:02d}T1{n % 10}:00:00Z", "auto",
+                                          context, n - 1))
             context = 26_000 + rng.randint(0, 4_000)
         peak = max(peak, context)
         if n % every == 0 or n == calls:
-            curve.append([n, context])
-    return {"session": f"{index:08x}-5e55-4d00-8000-{index:012x}", "project": project,
-            "cwd": f"/home/u/{project}", "start": f"2026-01-{6 + index:02d}T09:12:00Z",
-            "end": f"2026-01-{6 + index:02d}T17:40:00Z", "model": model,
-            **usage_row(rng, calls * 90_000, model) | {"calls": calls}, "peak_context": peak,
-            "subagents": index % 3, "fixed_context": 23_000, "compactions": compactions,
-            "curve": curve}
+            curve.append((n, context))
+    return SessionRow(f"{index:08x}-5e55-4d00-8000-{index:012x}", project, f"/home/u/{project}",
+                      f"2026-01-{6 + index:02d}T09:12:00Z", f"2026-01-{6 + index:02d}T17:40:00Z",
+                      model, usage_cost(rng, calls * 90_000, model, calls), peak, index % 3,
+                      23_000, tuple(compactions), tuple(curve))
 
 
-def rich_report() -> dict[str, Any]:
+def _sum(costs: list[Cost]) -> Cost:
+    usage = Usage()
+    for c in costs:
+        usage = usage.plus(c.usage)
+    return Cost(sum(c.calls for c in costs), usage, round(sum(c.equiv for c in costs), 1),
+                round(sum(c.usd for c in costs), 4), 140)
+
+
+def rich_report() -> Report:
     rng = random.Random(7)
     projects = ["-home-u-shop", EVIL, "-home-u-very-long-project-name-for-the-layout-test",
                 "-home-u-notes"]
     models = ["claude-opus-4-6", "claude-sonnet-4-5", "claude-haiku-4-5", UNPRICED]
-    days = [usage_row(rng, rng.uniform(2e6, 4e7)) for _ in range(21)]
-    for i, row in enumerate(days):
-        row["day"] = f"2026-01-{6 + i:02d}"
-    totals = {key: sum(r[key] for r in days) for key in days[0] if key != "day"}
-    totals["equiv"], totals["usd"] = round(totals["equiv"], 1), round(totals["usd"], 4)
-    totals["unpriced_calls"] = 140
-    real = totals["equiv"]
-    report: dict[str, Any] = {
-        "generated_at": "2026-01-27T10:00:00Z", "root": "/home/u/.claude/projects",
-        "days": 30, "since": "2025-12-28", "files": 57, "problems": {"bad json": 2},
-        "totals": totals,
-        "shares": {"cache_read": 0.58, "cache_write": 0.29, "output": 0.1, "input": 0.03,
-                   "big_sessions": 0.64},
-        "by_model": [{"model": m, **usage_row(rng, 5e7 / (i + 1), m)}
-                     for i, m in enumerate(models)],
-        "by_project": [{"project": p, **usage_row(rng, 6e7 / (i + 1)), "cwd": f"/home/u/{p}"}
-                       for i, p in enumerate(projects)],
-        "by_day": days,
-        "sessions": [session(rng, i, projects[i % 4], models[i % 4]) for i in range(12)],
-        "session_count": 31,
-        "unpriced_models": [{"model": UNPRICED, "calls": 140}],
-        "prices": "shipped prices.toml",
-        "replay": {"handoff_tokens": 8000, "real_equiv": real, "best": 100_000,
-                   "thresholds": [{"threshold": t, "equiv": round(real * (1 - s), 1),
-                                   "saving": round(real * s, 1), "saving_share": s,
-                                   "compactions": 400_000 // t * 3}
-                                  for t, s in zip(THRESHOLDS, SHARES, strict=True)]},
-        "fixed_context": {"sessions": 31, "median": 23_400, "min": 19_800, "max": 31_200,
-                          "parts": {"system prompt": 3_100, "skills": 1_250,
-                                    "agent listing": 820, "hook context": 140},
-                          "memory_files": {"/home/u/-home-u-shop/CLAUDE.md": 2_400,
-                                           "/home/u/.claude/CLAUDE.md": 610},
-                          "calls": 5_200},
-        "tools": [{"name": n, "server": s, "calls": c} for n, s, c in (
+    days = tuple(UsageRow(f"2026-01-{6 + i:02d}", usage_cost(rng, rng.uniform(2e6, 4e7)))
+                 for i in range(21))
+    totals = _sum([d.cost for d in days])
+    real = totals.equiv
+    replay = Replay(8000, real, tuple(
+        ReplayRow(t, round(real * (1 - s), 1), round(real * s, 1), s, 400_000 // t * 3)
+        for t, s in zip(THRESHOLDS, SHARES, strict=True)), 100_000)
+    fixed = FixedContext(31, 23_400, 19_800, 31_200,
+                         {"system prompt": 3_100, "skills": 1_250, "agent listing": 820,
+                          "hook context": 140},
+                         {"/home/u/-home-u-shop/CLAUDE.md": 2_400,
+                          "/home/u/.claude/CLAUDE.md": 610}, 5_200)
+    unused = ("playwright", "sentry")
+    return Report(
+        "2026-01-27T10:00:00Z", "/home/u/.claude/projects", 30, "2025-12-28", 57,
+        {"bad json": 2}, totals, Shares(0.58, 0.29, 0.1, 0.03, 0.64),
+        tuple(UsageRow(m, usage_cost(rng, 5e7 / (i + 1), m)) for i, m in enumerate(models)),
+        tuple(UsageRow(p, usage_cost(rng, 6e7 / (i + 1)), f"/home/u/{p}")
+              for i, p in enumerate(projects)),
+        days, tuple(session(rng, i, projects[i % 4], models[i % 4]) for i in range(12)), 31,
+        (Unpriced(UNPRICED, 140),), "shipped prices.toml", replay, fixed,
+        tuple(ToolRow(n, s, c) for n, s, c in (
             ("Bash", None, 910), ("Read", None, 702), ("Edit", None, 388),
             ("mcp__loremap__search", "loremap", 121), ("Grep", None, 95),
-            ("mcp__github__get_issue", "github", 14), (EVIL_TOOL, "evil", 1))],
-        "mcp_servers": [{"name": "loremap", "calls": 121}, {"name": "github", "calls": 14},
-                        {"name": "evil", "calls": 1}],
-        "unused_servers": ["playwright", "sentry"],
-    }
-    report["recommendations"] = recommendations(report)
-    return report
+            ("mcp__github__get_issue", "github", 14), (EVIL_TOOL, "evil", 1))),
+        (ServerRow("loremap", 121), ServerRow("github", 14), ServerRow("evil", 1)), unused,
+        recommendations(totals, replay, fixed, unused))
 
 
-def empty_report(tmp_path: Path) -> dict[str, Any]:
+def empty_report(tmp_path: Path) -> Report:
     return build([], Prices.load(), 0, tmp_path / "projects")
 
 
@@ -283,17 +285,17 @@ def test_the_replay_highlights_the_sweet_spot(rich_page: Path) -> None:
 def test_session_curves_mark_compactions_and_the_150k_line(rich_page: Path) -> None:
     report = rich_report()
     charts = svgs(rich_page.read_text(encoding="utf-8"))
-    for i, s in enumerate(report["sessions"][:10]):
+    for i, s in enumerate(report.sessions[:10]):
         chart = charts[f"session-{i}"]
-        assert chart.count(f'stroke="{page.COMPACTION}"') == len(s["compactions"]) > 0
+        assert chart.count(f'stroke="{page.COMPACTION}"') == len(s.compactions) > 0
         assert chart.count('stroke-dasharray="6 4"') == 1 and ">150k<" in chart
         points = re.search(r'<polyline points="([^"]+)"', chart)
-        assert points and len(points.group(1).split()) == len(s["curve"]) >= 100
+        assert points and len(points.group(1).split()) == len(s.curve) >= 100
 
 
 def test_an_empty_report_says_no_data_without_dividing_by_zero(tmp_path: Path) -> None:
     report = empty_report(tmp_path)
-    assert report["totals"]["equiv"] == 0 and report["replay"]["best"] is None
+    assert report.totals.equiv == 0 and report.replay.best is None
     path = tmp_path / "empty.html"
     page.write_html(report, path)
     text = path.read_text(encoding="utf-8")
@@ -305,9 +307,10 @@ def test_an_empty_report_says_no_data_without_dividing_by_zero(tmp_path: Path) -
 
 def test_a_session_without_main_thread_calls_gets_an_empty_chart() -> None:
     report = rich_report()
-    report["sessions"][0] |= {"curve": [], "compactions": [], "peak_context": 0}
-    report["sessions"][1] |= {"curve": [[1, 25_353]], "compactions": []}
-    charts = svgs(page.render_html(report))
+    first, second, *rest = report.sessions
+    sessions = (first._replace(curve=(), compactions=(), peak_context=0),
+                second._replace(curve=((1, 25_353),), compactions=()), *rest)
+    charts = svgs(page.render_html(report._replace(sessions=sessions)))
     assert "no main-thread calls" in charts["session-0"]
     assert "<circle" in charts["session-1"]
 

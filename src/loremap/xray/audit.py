@@ -13,22 +13,36 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import NamedTuple, Protocol
 
 from loremap.config import CLAUDE_COMPACT_MARGIN, CLAUDE_MIN_WINDOW
 from loremap.text import estimate_tokens
+from loremap.xray.formats import count, percent
+from loremap.xray.records import Cost, FixedContext, Recommendation, Replay, ServerRow, ToolRow
 from loremap.xray.transcripts import home_dir
 
 MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+LOREMAP_SERVER = "loremap"  # the name loremap's installers give its own MCP server
 
 
 class SessionLike(Protocol):
-    fixed: int
-    parts: dict[str, int]
-    cwd: str
-    tally: Any
+    @property
+    def fixed(self) -> int: ...
+    @property
+    def parts(self) -> Mapping[str, int]: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def calls(self) -> int: ...
+
+
+class Server(NamedTuple):
+    """An MCP server Claude Code would start in a project."""
+
+    source: str  # the file that configures it
+    loremap: bool  # loremap's own server (by its name, or a command that runs `loremap serve`)
 
 
 def claude_md_tokens(cwd: Path, home: Path) -> dict[str, int]:
@@ -43,7 +57,7 @@ def claude_md_tokens(cwd: Path, home: Path) -> dict[str, int]:
     return out
 
 
-def fixed_context_audit(sessions: Iterable[SessionLike]) -> dict[str, Any]:
+def fixed_context_audit(sessions: Iterable[SessionLike]) -> FixedContext:
     """Median fixed context over sessions, its itemised parts, and CLAUDE.md on disk."""
     rows = [s for s in sessions if s.fixed > 0]
     fixed = [s.fixed for s in rows]
@@ -57,88 +71,91 @@ def fixed_context_audit(sessions: Iterable[SessionLike]) -> dict[str, Any]:
         memory.update(claude_md_tokens(Path(cwd), home))
     median = int(statistics.median(fixed)) if fixed else 0
     itemised = {name: int(statistics.median(values)) for name, values in sorted(parts.items())}
-    return {"sessions": len(rows), "median": median, "min": min(fixed, default=0),
-            "max": max(fixed, default=0), "parts": itemised, "memory_files": memory,
-            "calls": sum(s.tally.calls for s in rows)}
+    return FixedContext(len(rows), median, min(fixed, default=0), max(fixed, default=0),
+                        itemised, memory, sum(s.calls for s in rows))
 
 
-def tool_usage(tools: Counter[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def tool_usage(tools: Counter[str]) -> tuple[tuple[ToolRow, ...], tuple[ServerRow, ...]]:
     """Calls per tool, and per MCP server (tools named `mcp__<server>__<tool>`)."""
     servers: Counter[str] = Counter()
     rows = []
-    for name, count in tools.most_common():
+    for name, calls in tools.most_common():
         server = name.split("__")[1] if name.startswith("mcp__") and name.count("__") >= 2 \
             else None
         if server:
-            servers[server] += count
-        rows.append({"name": name, "server": server, "calls": count})
-    return rows, [{"name": s, "calls": n} for s, n in servers.most_common()]
+            servers[server] += calls
+        rows.append(ToolRow(name, server, calls))
+    return tuple(rows), tuple(ServerRow(s, n) for s, n in servers.most_common())
 
 
-def configured_servers(project: Path, home: Path) -> dict[str, str]:
-    """MCP servers Claude Code would start in `project`: name -> where it is configured
-    (`.mcp.json`, the project's and the user's entries in `~/.claude.json`)."""
-    found: dict[str, str] = {}
+def _is_loremap(name: str, entry: object) -> bool:
+    if name == LOREMAP_SERVER:
+        return True
+    if not isinstance(entry, dict):
+        return False
+    command, args = str(entry.get("command", "")), entry.get("args")
+    return Path(command).name == LOREMAP_SERVER and isinstance(args, list) and "serve" in args
+
+
+def configured_servers(project: Path, home: Path) -> dict[str, Server]:
+    """MCP servers Claude Code would start in `project`, by name (from `.mcp.json`, the
+    project's and the user's entries in `~/.claude.json`)."""
+    found: dict[str, Server] = {}
     sources: list[tuple[Path, list[str]]] = [(project / ".mcp.json", ["mcpServers"]),
                                              (home / ".claude.json", ["mcpServers"]),
                                              (home / ".claude.json",
                                               ["projects", str(project), "mcpServers"])]
     for path, keys in sources:
         try:
-            node: Any = json.loads(path.read_text(encoding="utf-8"))
+            node: object = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         for key in keys:
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, dict):
-            for name in node:
-                found.setdefault(str(name), str(path))
+            for name, entry in node.items():
+                found.setdefault(str(name), Server(str(path), _is_loremap(str(name), entry)))
     return found
 
 
-def recommendations(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """What would have saved the most, in plain words, best first."""
-    totals = report["totals"]
-    equiv = totals["equiv"] or 1.0
-    usd_per_equiv = totals["usd"] / equiv if totals["usd"] else None
-    out: list[dict[str, Any]] = []
+def recommendations(totals: Cost, replay: Replay, fixed: FixedContext,
+                    unused: Sequence[str]) -> tuple[Recommendation, ...]:
+    """What would have saved the most, in plain words, best first; `unused` are the
+    never-called MCP servers `loremap xray trim` would deny."""
+    equiv = totals.equiv or 1.0
+    usd_per_equiv = totals.usd / equiv if totals.usd else None
+    out: list[Recommendation] = []
 
     def add(saving: float, title: str, detail: str) -> None:
-        out.append({"title": title, "saving_equiv": round(saving, 1),
-                    "saving_share": round(saving / equiv, 4),
-                    "saving_usd": round(saving * usd_per_equiv, 2) if usd_per_equiv else None,
-                    "detail": detail})
+        out.append(Recommendation(title, round(saving, 1), round(saving / equiv, 4),
+                                  saving * usd_per_equiv if usd_per_equiv else None, detail))
 
-    replay = report["replay"]
-    if replay["best"]:
-        row = next(r for r in replay["thresholds"] if r["threshold"] == replay["best"])
-        add(row["saving"], f"Compact at {row['threshold'] // 1000}k tokens",
-            f"Compacting whenever the context passed {row['threshold']:,} tokens and resuming "
-            f"from an {replay['handoff_tokens']:,}-token handoff would have cost "
-            f"{row['saving_share']:.0%} less ({row['compactions']} compactions). "
-            + _compaction_advice(row["threshold"]))
-    fixed = report["fixed_context"]
-    calls = fixed["calls"]
-    per_1k = 100.0 * calls
-    memory = sum(fixed["memory_files"].values())
+    row = replay.best_row
+    if row is not None:
+        add(row.saving, f"Compact at {row.threshold // 1000}k tokens",
+            f"Compacting whenever the context passed {row.threshold:,} tokens and resuming "
+            f"from an {replay.handoff_tokens:,}-token handoff would have cost "
+            f"{percent(row.saving_share)} less ({row.compactions} compactions). "
+            + _compaction_advice(row.threshold))
+    per_1k = 100.0 * fixed.calls
+    memory = sum(fixed.memory_files.values())
     if memory >= 1000:
         add(per_1k * memory / 2 / 1000, "Halve CLAUDE.md and the memory files",
             f"They hold about {memory:,} tokens that every call re-reads; moving the half that "
             "is rarely relevant into notes (recalled when a prompt needs them) saves that "
             "much on every call.")
-    unused = report.get("unused_servers") or []
     if unused:
         add(0.0, "Turn off MCP servers that were never called",
             f"Configured but never called in these sessions: {', '.join(unused)}. Their tool "
             f"definitions ride along on every call: each 1,000 tokens of them cost "
-            f"{per_1k:,.0f} equivalents here. `loremap xray trim <project> --apply` denies them "
-            "in the project's .claude/settings.local.json (undo with --undo).")
-    if fixed["median"]:
+            f"{count(per_1k)} equivalents here. `loremap xray trim <project> --apply` denies "
+            "them in the project's .claude/settings.local.json (undo with --undo).")
+    if fixed.median:
         add(per_1k, "Every 1,000 tokens less of fixed context",
-            f"Sessions start with a median of {fixed['median']:,} tokens before the first "
-            f"message; each 1,000 fewer saves about {per_1k:,.0f} equivalents over these "
-            f"{calls:,} calls.")
-    return sorted(out, key=lambda r: -r["saving_equiv"])
+            f"Sessions start with a median of {fixed.median:,} tokens before the first "
+            f"message; each 1,000 fewer saves about {count(per_1k)} equivalents over these "
+            f"{fixed.calls:,} calls.")
+    return tuple(sorted(out, key=lambda r: -r.saving_equiv))
 
 
 def _compaction_advice(threshold: int) -> str:

@@ -13,6 +13,8 @@ import math
 from html import escape
 from typing import NamedTuple
 
+from loremap.xray.formats import percent
+
 AXIS = "#555555"
 GRID = "#e3e3e3"
 MUTED = "#888888"
@@ -97,12 +99,12 @@ def stacked_bar(name: str, parts: list[tuple[str, float, str]], width: int = 100
         if w <= 0:
             continue
         out.append(f'<rect x="{x:.1f}" y="4" width="{w:.1f}" height="40" fill="{colour}">'
-                   f"<title>{esc(label)}: {value:.1%}</title></rect>")
+                   f"<title>{esc(label)}: {percent(value)}</title></rect>")
         if w > 46:
-            out.append(_text(x + w / 2, 29, f"{value:.0%}", extra=' fill="#ffffff" '
+            out.append(_text(x + w / 2, 29, percent(value), extra=' fill="#ffffff" '
                              'font-weight="600"'))
         x += w
-    out.append(_legend([(f"{label} {value:.1%}", colour) for label, value, colour in parts],
+    out.append(_legend([(f"{label} {percent(value)}", colour) for label, value, colour in parts],
                        0, 72))
     return _svg(name, width, height, "".join(out), "stacked bar")
 
@@ -175,8 +177,8 @@ def bars(name: str, labels: list[str], values: list[float], best: int | None,
         y0, y1 = sorted((y(0), y(value)))
         out.append(f'<rect x="{x:.1f}" y="{y0:.1f}" width="{slot * 0.7:.1f}" '
                    f'height="{max(y1 - y0, 1):.1f}" fill="{colour}"><title>{esc(label)}: '
-                   f"{value:.1%}</title></rect>")
-        note = f"{value:.1%}" + (" ★ sweet spot" if i == best else "")
+                   f"{percent(value)}</title></rect>")
+        note = percent(value) + (" ★ sweet spot" if i == best else "")
         out.append(_text(x + slot * 0.35, y0 - 5 if value >= 0 else y1 + 14, note,
                          extra=' font-weight="600"' if i == best else ""))
         out.append(_text(x + slot * 0.35, bottom + 16, label, extra=f' fill="{AXIS}"'))

@@ -4,7 +4,8 @@ Chains (a session's main thread and its sub-agents) arrive one file at a time; e
 tallied into totals per model, project, day and session, replayed under every compaction
 threshold, and dropped. What stays in memory is one summary per session (with its context
 curve cut to at most `CURVE_POINTS` points), so memory follows the largest session, not the
-corpus. The report is a plain dict: `--json` prints it, the terminal and HTML views render it.
+corpus. The report is a `records.Report`: `--json` prints `records.report_json` of it, the
+terminal and HTML views render it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,19 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from loremap.xray.costs import Prices, equivalents
+from loremap.xray.records import (
+    Cost,
+    Replay,
+    ReplayRow,
+    Report,
+    SessionRow,
+    Shares,
+    Unpriced,
+    UsageRow,
+)
 from loremap.xray.replay import HANDOFF, THRESHOLDS, fixed_context, policy_cost, real_cost
 from loremap.xray.transcripts import Call, Chain, Compaction, Usage, home_dir
 
@@ -41,10 +52,9 @@ class _Tally:
         else:
             self.usd += usd
 
-    def json(self) -> dict[str, Any]:
-        return {"calls": self.calls, **self.usage._asdict(),
-                "equiv": round(equivalents(self.usage), 1), "usd": round(self.usd, 6),
-                "unpriced_calls": self.unpriced}
+    def record(self) -> Cost:
+        return Cost(self.calls, self.usage, round(equivalents(self.usage), 1),
+                    round(self.usd, 6), self.unpriced)
 
 
 class _Session:
@@ -60,16 +70,15 @@ class _Session:
         self.fixed = 0
         self.parts: dict[str, int] = {}
 
-    def json(self) -> dict[str, Any]:
-        return {"session": self.session, "project": self.project, "cwd": self.cwd,
-                "start": self.start, "end": self.end,
-                "model": self.models.most_common(1)[0][0] if self.models else "",
-                **self.tally.json(), "peak_context": self.peak, "subagents": self.subagents,
-                "fixed_context": self.fixed,
-                "compactions": [{"at": c.timestamp, "trigger": c.trigger,
-                                 "pre_tokens": c.pre_tokens, "after_calls": c.after_calls}
-                                for c in self.compactions],
-                "curve": self.curve}
+    @property
+    def calls(self) -> int:
+        return self.tally.calls
+
+    def record(self) -> SessionRow:
+        return SessionRow(self.session, self.project, self.cwd, self.start, self.end,
+                          self.models.most_common(1)[0][0] if self.models else "",
+                          self.tally.record(), self.peak, self.subagents, self.fixed,
+                          tuple(self.compactions), tuple(self.curve))
 
 
 def _curve(calls: list[Call]) -> list[tuple[int, int]]:
@@ -151,67 +160,77 @@ class Builder:
         session.fixed = fixed_context(chain)
         session.parts = dict(chain.fixed_parts)
 
-    def report(self, meta: dict[str, Any]) -> dict[str, Any]:
-        from loremap.xray.audit import (
-            configured_servers,
-            fixed_context_audit,
-            recommendations,
-            tool_usage,
-        )
+    def report(self, meta: Meta) -> Report:
+        from loremap.xray.audit import fixed_context_audit, recommendations, tool_usage
 
         sessions = sorted(self.sessions.values(), key=lambda s: -equivalents(s.tally.usage))
-        total_equiv = equivalents(self.total.usage)
         big = sum(equivalents(s.tally.usage) for s in sessions if s.peak > BIG_SESSION)
-        out: dict[str, Any] = {
-            **meta, "files": self.files, "problems": dict(sorted(self.problems.items())),
-            "totals": self.total.json(), "shares": _shares(self.total.usage, total_equiv, big),
-            "by_model": _rows(self.models, "model"),
-            "by_project": [{**row, "cwd": self.project_cwd.get(row["project"], "")}
-                           for row in _rows(self.projects, "project")],
-            "by_day": sorted(_rows(self.days, "day"), key=lambda r: r["day"]),
-            "sessions": [s.json() for s in sessions[:TOP_SESSIONS]],
-            "session_count": len(sessions),
-            "unpriced_models": [{"model": m, "calls": t.calls} for m, t in
-                                sorted(self.models.items()) if t.unpriced],
-            "prices": self.prices.origin,
-            "replay": self._replay(),
-        }
-        out["fixed_context"] = fixed_context_audit(sessions)
-        out["tools"], out["mcp_servers"] = tool_usage(self.tools)
+        totals, replay = self.total.record(), self._replay()
+        fixed = fixed_context_audit(sessions)
+        tools, servers = tool_usage(self.tools)
+        configured = self._configured()
+        unused = tuple(sorted(set(configured) - {row.name for row in servers}))
+        trimmable = [name for name in unused if not configured[name]]
+        return Report(
+            generated_at=meta.generated_at, root=meta.root, days=meta.days, since=meta.since,
+            files=self.files, problems=dict(sorted(self.problems.items())), totals=totals,
+            shares=_shares(self.total.usage, equivalents(self.total.usage), big),
+            by_model=_rows(self.models),
+            by_project=tuple(r._replace(cwd=self.project_cwd.get(r.name, ""))
+                             for r in _rows(self.projects)),
+            by_day=tuple(sorted(_rows(self.days), key=lambda r: r.name)),
+            sessions=tuple(s.record() for s in sessions[:TOP_SESSIONS]),
+            session_count=len(sessions),
+            unpriced_models=tuple(Unpriced(m, t.calls) for m, t in sorted(self.models.items())
+                                  if t.unpriced),
+            prices=self.prices.origin, replay=replay, fixed_context=fixed, tools=tools,
+            mcp_servers=servers, unused_servers=unused,
+            recommendations=recommendations(totals, replay, fixed, trimmable))
+
+    def _configured(self) -> dict[str, bool]:
+        """The MCP servers configured in the sessions' projects: name -> loremap's own."""
+        from loremap.xray.audit import configured_servers
+
         home = home_dir()
-        configured: dict[str, str] = {}
+        out: dict[str, bool] = {}
         for cwd in sorted(set(self.project_cwd.values())):
-            configured.update(configured_servers(Path(cwd), home))
-        used = {row["name"] for row in out["mcp_servers"]}
-        out["unused_servers"] = sorted(set(configured) - used)
-        out["recommendations"] = recommendations(out)
+            for name, server in configured_servers(Path(cwd), home).items():
+                out[name] = out.get(name, False) or server.loremap
         return out
 
-    def _replay(self) -> dict[str, Any]:
-        rows = [{"threshold": t, "equiv": round(c, 1), "saving": round(self.real - c, 1),
-                 "saving_share": round((self.real - c) / self.real, 4) if self.real else 0.0,
-                 "compactions": n}
-                for t, c, n in zip(self.thresholds, self.policy, self.policy_compactions,
-                                   strict=True)]
-        good = [r for r in rows if r["saving"] > 0]
-        best = max(good, key=lambda r: (r["saving"], r["threshold"])) if good else None
-        return {"handoff_tokens": self.handoff, "real_equiv": round(self.real, 1),
-                "thresholds": rows, "best": best["threshold"] if best else None}
+    def _replay(self) -> Replay:
+        rows = tuple(
+            ReplayRow(t, round(c, 1), round(self.real - c, 1),
+                      round((self.real - c) / self.real, 4) if self.real else 0.0, n)
+            for t, c, n in zip(self.thresholds, self.policy, self.policy_compactions,
+                               strict=True))
+        good = [r for r in rows if r.saving > 0]
+        best = max(good, key=lambda r: (r.saving, r.threshold)) if good else None
+        return Replay(self.handoff, round(self.real, 1), rows,
+                      best.threshold if best else None)
 
 
-def _rows(table: dict[str, _Tally], name: str) -> list[dict[str, Any]]:
-    rows = [{name: key, **tally.json()} for key, tally in table.items()]
-    return sorted(rows, key=lambda r: (-r["equiv"], r[name]))
+class Meta(NamedTuple):
+    """What the report says about itself: when, over which folder and period."""
+
+    generated_at: str
+    root: str
+    days: int
+    since: str | None
 
 
-def _shares(u: Usage, total: float, big: float) -> dict[str, float]:
+def _rows(table: dict[str, _Tally]) -> tuple[UsageRow, ...]:
+    rows = [UsageRow(key, tally.record()) for key, tally in table.items()]
+    return tuple(sorted(rows, key=lambda r: (-r.cost.equiv, r.name)))
+
+
+def _shares(u: Usage, total: float, big: float) -> Shares:
     if not total:
-        return {"cache_read": 0.0, "cache_write": 0.0, "output": 0.0, "input": 0.0,
-                "big_sessions": 0.0}
-    return {"cache_read": round(0.1 * u.cache_read / total, 4),
-            "cache_write": round((1.25 * u.cache_write_5m + 2 * u.cache_write_1h) / total, 4),
-            "output": round(5 * u.output / total, 4), "input": round(u.input / total, 4),
-            "big_sessions": round(big / total, 4)}
+        return Shares(0.0, 0.0, 0.0, 0.0, 0.0)
+    return Shares(round(0.1 * u.cache_read / total, 4),
+                  round((1.25 * u.cache_write_5m + 2 * u.cache_write_1h) / total, 4),
+                  round(5 * u.output / total, 4), round(u.input / total, 4),
+                  round(big / total, 4))
 
 
 def _since(chain: Chain, since: str) -> Chain:
@@ -226,13 +245,12 @@ def _since(chain: Chain, since: str) -> Chain:
 
 
 def build(chains: Iterable[Chain], prices: Prices, days: int, root: Path,
-          now: dt.datetime | None = None) -> dict[str, Any]:
+          now: dt.datetime | None = None) -> Report:
     """The whole report over `chains` (already limited to the files of the period)."""
     now = now or dt.datetime.now(dt.UTC)
     since = (now - dt.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S") if days else None
     builder = Builder(prices, since)
     for chain in chains:
         builder.add(chain)
-    meta = {"generated_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "root": str(root),
-            "days": days, "since": since[:10] if since else None}
-    return builder.report(meta)
+    return builder.report(Meta(now.strftime("%Y-%m-%dT%H:%M:%SZ"), str(root), days,
+                               since[:10] if since else None))

@@ -30,11 +30,13 @@ def run(args: argparse.Namespace) -> int:
 
         write_html(report, Path(args.html))
     if args.json:
-        emit_json(report)
+        from loremap.xray.records import report_json
+
+        emit_json(report_json(report))
         return 0
     from loremap.xray.text import render
 
-    if not report["files"]:
+    if not report.files:
         lines([f"no Claude Code transcripts under {root}"
                + (f" for {project}" if project else "")
                + (f" in the last {args.days} days" if args.days else "")
@@ -58,7 +60,7 @@ def _trim(args: argparse.Namespace) -> int:
         plan = plan_trim(project, args.days)
         result = apply_trim(project, plan) if args.apply else plan.summary()
     if getattr(args, "json", False):
-        emit_json(result)
+        emit_json(result.json())
         return 0
-    lines(result["lines"])
+    lines(result.lines)
     return 0
