@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 from codemap import fetch_django
 from loremap.app import App, init_project
-from loremap.memory.paths import git_blob_hash
+from loremap.git import blob_hash
 from loremap.model import Link, Note, NoteType, Relation, Source, Status
 from loremap.model.search import Filters, TextQuery
 from loremap.search import Engine, Request
@@ -167,7 +167,7 @@ class Lore:
             links.append(Link(Relation(rel), target.id))
         for path in files:
             if path not in self.hashes:
-                self.hashes[path] = git_blob_hash(self.root / path)
+                self.hashes[path] = blob_hash(self.root / path)
         return Note(
             id=note_id, type=NoteType(kind), title=" ".join(title.split()),
             body=words[0][:1].upper() + " ".join(words)[1:] + ".", files=files,

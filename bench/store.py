@@ -524,7 +524,7 @@ def django_corpus(ctx: Ctx) -> dict[str, Any]:
     from loremap.app import App
     from loremap.codemap.discover import SkipRules
     from loremap.codemap.index import index_code
-    from loremap.config import head_commit
+    from loremap.git import head_commit
 
     base = sqlite_corpus(ctx)
     root, steps, cached, sqlite_build = (base["root"], base["steps"], base["cached"],

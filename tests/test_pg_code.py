@@ -12,7 +12,7 @@ import pytest
 from conftest import git
 from loremap.codemap.discover import SkipRules
 from loremap.codemap.index import index_code
-from loremap.config import head_commit
+from loremap.git import head_commit
 from loremap.model import Link, Note, NoteType, Relation
 from loremap.model.code import CodeFile, Definition
 from loremap.model.search import Filters, TextQuery

@@ -19,11 +19,10 @@ from loremap.config import (
     Settings,
     UserPaths,
     find_project_root,
-    head_commit,
     load_settings,
-    origin_key,
 )
 from loremap.errors import NotFound, StoreError
+from loremap.git import head_commit, origin_key
 from loremap.memory.service import Memory
 from loremap.store.sqlite import SqliteStore
 from loremap.text import Analyzer

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from loremap.errors import InvalidInput, NotFound
+from loremap.git import git_root
 
 LOREMAP_DIR = ".loremap"
 CONFIG_FILE = "config.toml"
@@ -270,110 +271,6 @@ class UserPaths(NamedTuple):
 
 
 # --- project discovery ----------------------------------------------------------------------
-
-
-def git_root(start: Path) -> Path | None:
-    """The top of the git work tree containing `start`, or None outside git."""
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
-def _git_dir(root: Path) -> Path | None:
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            path = Path(text.removeprefix("gitdir:").strip())
-            return path if path.is_absolute() else (root / path).resolve()
-    return None
-
-
-def _common_dir(git_dir: Path) -> Path:
-    """Where a worktree's shared refs and config live (its `commondir`), else `git_dir`."""
-    commondir = git_dir / "commondir"
-    if commondir.is_file():
-        return (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
-    return git_dir
-
-
-def _read_head(git_dir: Path) -> str | None:
-    head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    if not head.startswith("ref: "):
-        return head or None
-    ref = head.removeprefix("ref: ")
-    common = _common_dir(git_dir)
-    for base in (git_dir, common):
-        loose = base / ref
-        if loose.is_file():
-            return loose.read_text(encoding="utf-8").strip() or None
-    packed = common / "packed-refs"
-    if packed.is_file():
-        for line in packed.read_text(encoding="utf-8").splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    if (common / "reftable").is_dir():
-        raise OSError("reftable")  # refs this reader cannot see: let git answer
-    return None  # an unborn branch: no commits yet
-
-
-def head_commit(root: Path) -> str | None:
-    """The abbreviated (7-hex) HEAD commit of the repository at `root`, or None.
-
-    Read from `.git` directly: this runs on every write and a `git` process costs ~5 ms.
-    Trigger: a layout this reader does not know (reftable, unusual worktrees).
-    Why: better slow than wrong. Outcome: ask `git rev-parse` instead.
-    """
-    git_dir = _git_dir(root)
-    if git_dir is None:
-        return None
-    try:
-        sha = _read_head(git_dir)
-        if sha is None:
-            return None
-        if len(sha) >= 7 and all(c in "0123456789abcdef" for c in sha):
-            return sha[:7]
-    except OSError:
-        pass
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=root,
-                             capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return (out.stdout.strip() or None) if out.returncode == 0 else None
-
-
-def origin_key(root: Path) -> str | None:
-    """The git remote `origin` as `host/owner/repo` (the same on every clone, whichever URL
-    form each uses: https, ssh, scp-like), or None without one."""
-    git_dir = _git_dir(root)
-    if git_dir is None:
-        return None
-    try:
-        text = (_common_dir(git_dir) / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    url = None
-    section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            section = line.replace(" ", "").replace('"', "").lower()
-        elif section == "[remoteorigin]" and line.replace(" ", "").startswith("url="):
-            url = line.split("=", 1)[1].strip()
-    if not url:
-        return None
-    import re
-
-    match = re.match(r"^(?:[a-z+]+://)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+?)(?:\.git)?/*$", url)
-    if match is None:
-        return url
-    return f"{match.group(1).lower()}/{match.group(2)}"
 
 
 def find_project_root(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -10,20 +10,17 @@ out for a reason the user may want to know (too large, vendored, generated) is r
 
 from __future__ import annotations
 
-import heapq
 import os
 import re
 import stat
-import subprocess
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from loremap.codemap.languages import language_for
 from loremap.codemap.patterns import Excludes, compile_excludes
-from loremap.errors import UserError
+from loremap.git import in_work_tree, ls_files
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -123,7 +120,7 @@ def discover(root: Path, rules: SkipRules) -> Iterator[SourceFile | Skipped]:
     """
     root = Path(root)
     matcher = _compile(rules.exclude)
-    if _in_git_work_tree(root):
+    if in_work_tree(root):
         return _from_git(root, rules, matcher)
     return _from_walk(root, rules, matcher)
 
@@ -135,61 +132,11 @@ def _compile(patterns: tuple[str, ...]) -> Excludes:
 
 # ---- git work trees ----
 
-def git_stream(root: Path, args: Sequence[str]) -> Iterator[str]:
-    """Run `git ARGS` in `root` and yield its NUL-separated output records as they arrive
-    (decoded like file names). Raises UserError if git fails; stops git if the caller stops."""
-    command = ["git", "-c", "core.quotepath=off", *args]
-    with (tempfile.TemporaryFile() as errors,
-          subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=errors,
-                           stdin=subprocess.DEVNULL) as proc):
-        assert proc.stdout is not None
-        try:
-            rest = b""
-            while chunk := proc.stdout.read(1 << 16):
-                *records, rest = (rest + chunk).split(b"\0")
-                yield from map(os.fsdecode, records)
-            if rest:
-                yield os.fsdecode(rest)
-            if proc.wait():
-                errors.seek(0)
-                message = errors.read().decode("utf-8", "replace").strip().splitlines()
-                raise UserError(f"git {args[0]} failed in {root}: "
-                                f"{message[0] if message else f'exit {proc.returncode}'}")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-
-
-def _in_git_work_tree(root: Path) -> bool:
-    try:
-        result = subprocess.run(["git", "-c", "core.quotepath=off", "rev-parse",
-                                 "--is-inside-work-tree"], cwd=root, capture_output=True,
-                                stdin=subprocess.DEVNULL, check=False)
-    except OSError:
-        return False
-    # Trigger: no git, not a work tree, or git refuses the repository (dubious ownership).
-    # Why: the files are still there to map.
-    # Outcome: the folder is walked with its .gitignore files instead.
-    return result.returncode == 0 and result.stdout.strip() == b"true"
-
-
-def _git_paths(root: Path) -> Iterator[str]:
-    # One `ls-files --cached --others` lists untracked files before tracked ones; two listings,
-    # each sorted, merged, keep the output sorted without holding it.
-    tracked = git_stream(root, ["ls-files", "-z", "--cached"])
-    untracked = git_stream(root, ["ls-files", "-z", "--others", "--exclude-standard"])
-    previous = None
-    for path in heapq.merge(tracked, untracked):
-        if path != previous:  # an unmerged path is listed once per stage
-            yield path
-        previous = path
-
-
 def _from_git(root: Path, rules: SkipRules, matcher: Excludes) -> Iterator[SourceFile | Skipped]:
     inside = _Inside(root)
     clean: list[str] = []  # directory prefixes of the last path, known not excluded
     pruned = "\0"  # the excluded directory being passed over
-    for path in _git_paths(root):
+    for path in ls_files(root):
         if path.endswith("/") or path.startswith(pruned):  # "/": an untracked nested repository
             continue
         parts = path.split("/")[:-1]

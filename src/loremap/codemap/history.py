@@ -8,14 +8,13 @@ last `max_commits` commits, so memory and time stay bounded however long the his
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
 
-from loremap.codemap.discover import git_stream
+from loremap.git import git_stream, is_shallow
 
 
 class History(NamedTuple):
@@ -43,7 +42,7 @@ def read_history(root: Path, max_commits: int = 1000, max_files: int = 25,
     `commits` only. Renames are followed (`-M`): a file's older commits count under its current
     name.
     """
-    shallow = _shallow(root)
+    shallow = is_shallow(root)
     if shallow is None:
         return None
     tally = _Tally(max_files, subjects_per_file)
@@ -53,19 +52,6 @@ def read_history(root: Path, max_commits: int = 1000, max_files: int = 25,
     if tally.commits == 0:
         return None
     return History(tally.commits, shallow, tally.cochange(), tally.subjects())
-
-
-def _shallow(root: Path) -> bool | None:
-    """Whether the repository is a shallow clone; None if there is no repository or no commit."""
-    try:
-        result = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "rev-parse", "--is-shallow-repository", "HEAD"],
-            cwd=root, capture_output=True, stdin=subprocess.DEVNULL, check=False)
-    except OSError:  # no git, or root is not a directory
-        return None
-    if result.returncode != 0:
-        return None
-    return result.stdout.split(b"\n", 1)[0].strip() == b"true"
 
 
 _Commit = tuple[str, list[str], list[tuple[str, str]]]  # subject, paths, (old, new) renames
@@ -153,6 +139,6 @@ class _Tally:
 
 def recent_changes(root: Path, commits: int) -> list[tuple[str, list[str]]]:
     """(subject, paths) of the last `commits` commits, newest first (merges left out)."""
-    if _shallow(root) is None:
+    if is_shallow(root) is None:
         return []
     return [(subject, paths) for subject, paths, _ in _commits(root, commits)]

@@ -1,8 +1,8 @@
-"""Repository paths named in notes: normalised, confined to the repository, hashed like git.
+"""Repository paths named in notes: normalised and confined to the repository.
 
-A note's `files` and its path link targets are repository-relative POSIX paths. The git blob
-hash of each file at the time of writing is recorded so that search can later say "this file
-changed since the note" without running git.
+A note's `files` and its path link targets are repository-relative POSIX paths, checked here
+once, so a path outside the repository never reaches a note (the git blob hash recorded for
+each file, which lets search say "this file changed since the note", is `git.blob_hash`).
 """
 
 from __future__ import annotations
@@ -43,16 +43,3 @@ def check_path_target(target: str) -> str:
             f"link target {target!r} must be a note id or a path inside the repository"
         )
     return target
-
-
-def git_blob_hash(path: Path) -> str | None:
-    """The hash git gives the file's content (`git hash-object`), or None if unreadable."""
-    import hashlib  # writes only: keeps OpenSSL's start-up off the read path
-
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    digest = hashlib.sha1(b"blob %d\x00" % len(data), usedforsecurity=False)
-    digest.update(data)
-    return digest.hexdigest()

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, SecretFound
-from loremap.memory.paths import check_path_target, git_blob_hash, is_path_target, repo_path
+from loremap.git import blob_hash
+from loremap.memory.paths import check_path_target, is_path_target, repo_path
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
     Edge,
@@ -278,7 +279,7 @@ class Memory:
             return {}
         hashes = {}
         for rel in files:
-            digest = git_blob_hash(self.repo_root / rel)
+            digest = blob_hash(self.repo_root / rel)
             if digest is not None:
                 hashes[rel] = digest
         return hashes

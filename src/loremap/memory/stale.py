@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from loremap.memory.paths import git_blob_hash
+from loremap import git
 from loremap.model.search import NodeRow
 
 
@@ -22,22 +22,13 @@ def staleness(root: Path) -> Callable[[NodeRow], list[str]]:
 
     def current(path: str) -> str | None:
         if path not in hashes:
-            hashes[path] = git_blob_hash(root / path)
+            hashes[path] = git.blob_hash(root / path)
         return hashes[path]
 
     def commits_since(commit: str, path: str) -> int | None:
         key = (commit, path)
-        if key not in counts:
-            import subprocess  # only when a file changed: most searches never start git
-
-            try:
-                done = subprocess.run(
-                    ["git", "rev-list", "--count", f"{commit}..HEAD", "--", path], cwd=root,
-                    capture_output=True, text=True, timeout=10, check=False)
-                out = done.stdout.strip()
-                counts[key] = int(out) if done.returncode == 0 and out.isdigit() else None
-            except (OSError, subprocess.SubprocessError):
-                counts[key] = None
+        if key not in counts:  # only when a file changed: most searches never start git
+            counts[key] = git.commits_since(root, commit, path)
         return counts[key]
 
     def check(note: NodeRow) -> list[str]:
