@@ -342,3 +342,117 @@ def test_an_unwritable_home_never_breaks_a_hook(noted, tmp_path, event):
     assert (result.returncode, result.stderr) == (0, "")
     if result.stdout:
         assert isinstance(json.loads(result.stdout), dict)
+
+
+# --- event names: loremap's, the agents' own, the payload's ------------------------------------
+
+HOOK_PROGRAM = Path(sys.executable).with_name("loremap-hook")
+# Each agent's own event names (the shared reference on agents, section 5, and Claude Code's
+# event enum) and the loremap event each one runs.
+AGENT_EVENTS = {
+    "claude-code": {"SessionStart": "session-start", "UserPromptSubmit": "prompt",
+                    "PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop",
+                    "PreCompact": "pre-compact", "SessionEnd": "session-end"},
+    "codex": {"SessionStart": "session-start", "UserPromptSubmit": "prompt",
+              "PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop",
+              "PreCompact": "pre-compact", "SessionEnd": "session-end"},
+    "gemini": {"SessionStart": "session-start", "BeforeAgent": "prompt",
+               "BeforeTool": "pre-tool", "AfterTool": "post-tool", "AfterAgent": "stop",
+               "PreCompress": "pre-compact", "SessionEnd": "session-end"},
+}
+ALIASES = sorted({(name, event) for names in AGENT_EVENTS.values()
+                  for name, event in names.items()})
+
+
+def program(args: list[str], payload: dict[str, Any], env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """The installed `loremap-hook` console script, as an agent runs it."""
+    return subprocess.run([str(HOOK_PROGRAM), *args], input=json.dumps(payload),
+                          capture_output=True, text=True, env={**os.environ, **(env or {})},
+                          timeout=120)
+
+
+def rich_payload(project: Path, name: str) -> dict[str, Any]:
+    """One payload that every event can act on: a prompt, a file read, a trigger."""
+    return {**read_payload(project, "src/auth/login.ts"), "hook_event_name": name,
+            "source": "startup", "prompt": "why does the login token expire?",
+            "trigger": "auto", "stop_hook_active": False}
+
+
+def forget_sessions(project: Path) -> None:
+    sessions = project / ".loremap" / "sessions"
+    for path in sessions.iterdir() if sessions.is_dir() else ():
+        path.unlink()
+
+
+@pytest.mark.parametrize("name,event", ALIASES, ids=[f"{n}-{e}" for n, e in ALIASES])
+def test_an_agent_s_own_event_name_runs_the_same_as_loremap_s(noted, isolated_home, name,
+                                                              event):
+    ours = program([event], rich_payload(noted, name))
+    forget_sessions(noted)  # what a session was already told is not said twice
+    theirs = program([name], rich_payload(noted, name))
+    assert (theirs.returncode, theirs.stderr) == (0, "")
+    assert theirs.stdout == ours.stdout
+    assert not any("unknown event" in line for line in hook_log(isolated_home))
+
+
+@pytest.mark.parametrize("name", ["UserPromptSubmit", "BeforeAgent"])
+def test_a_prompt_under_the_agent_s_name_recalls(noted, name):
+    result = program([name], base(noted, name, prompt="why does the login token expire?"))
+    assert NOTE_TITLE in context_of(result, "UserPromptSubmit")
+
+
+@pytest.mark.parametrize("name", ["PreToolUse", "BeforeTool"])
+def test_a_read_under_the_agent_s_name_gets_the_file_s_gotchas(noted, name):
+    result = program([name], {**read_payload(noted, "src/auth/login.ts"),
+                              "hook_event_name": name})
+    assert NOTE_TITLE in context_of(result, "PreToolUse")
+
+
+@pytest.mark.parametrize("name", ["PreCompact", "PreCompress"])
+def test_a_compaction_under_the_agent_s_name_writes_the_session_record(noted, name):
+    Transcript(noted / "t.jsonl").prompt("make the token refresh automatic")
+    result = program([name], base(noted, name, trigger="auto"))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    record = noted / ".loremap" / "sessions" / "sess-1.record.md"
+    assert "make the token refresh automatic" in record.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("args", [[], ["no-such-event"]], ids=["missing", "unknown"])
+def test_without_a_known_argument_the_payload_s_event_name_decides(noted, isolated_home, args):
+    result = program(args, base(noted, "UserPromptSubmit",
+                                prompt="why does the login token expire?"))
+    assert NOTE_TITLE in context_of(result, "UserPromptSubmit")
+    assert result.stderr == ""
+
+
+def test_a_known_argument_wins_over_the_payload_s_event_name(noted):
+    result = program(["pre-tool"], {**read_payload(noted, "src/auth/login.ts"),
+                                    "hook_event_name": "UserPromptSubmit"})
+    assert NOTE_TITLE in context_of(result, "PreToolUse")
+
+
+@pytest.mark.parametrize("args,payload_name", [
+    (["UserPromptSumbit"], "Notification"), ([], None), (["BeforeModel"], "BeforeModel"),
+])
+def test_an_event_known_by_neither_says_so_on_stderr_and_in_the_log(
+        noted, isolated_home, args, payload_name):
+    payload = base(noted, "x", prompt="why does the login token expire?")
+    payload.pop("hook_event_name")
+    if payload_name is not None:
+        payload["hook_event_name"] = payload_name
+    result = program(args, payload)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.count("\n") == 1 and "unknown event" in result.stderr
+    assert "UserPromptSubmit" in result.stderr  # it names what would have worked
+    logged = hook_log(isolated_home)
+    assert len(logged) == 1 and "unknown event" in logged[0]
+    assert not (noted / ".loremap" / "sessions").exists() or not any(
+        (noted / ".loremap" / "sessions").iterdir())
+
+
+def test_an_unknown_event_with_unreadable_stdin_still_says_unknown_event(isolated_home):
+    done = subprocess.run([str(HOOK_PROGRAM), "Nope"], input=b"", capture_output=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"unknown event 'Nope'" in done.stderr

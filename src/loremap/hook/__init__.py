@@ -5,6 +5,11 @@ modules (never `mcp`, `yaml`, `tree_sitter`, ...; a test measures its imports), 
 module loads only when that event runs, and it fails open: whatever goes wrong is logged as one
 line and the hook exits 0 with no output, so a memory problem never blocks the agent.
 
+`<event>` is loremap's name (`prompt`) or the agent's own (`UserPromptSubmit`, Gemini CLI's
+`BeforeAgent`): a user wiring hooks by hand writes the agent's. Without a known argument the
+payload's `hook_event_name` decides; an event known by neither is still exit 0 and no stdout
+(the agent injects stdout), but one line on stderr, which the agent shows in its debug output.
+
 What each event does is in the module named in `_HANDLERS`; docs/claude-code.md is the user's
 account of it.
 """
@@ -19,6 +24,16 @@ from collections.abc import Mapping, Sequence
 
 EVENTS = ("session-start", "prompt", "pre-tool", "post-tool", "stop", "pre-compact",
           "session-end")
+# The agents' own event names, as a user wiring hooks by hand writes them, -> loremap's event.
+# Claude Code and Codex share their names; Gemini CLI names its own (AfterAgent ends a turn
+# as Stop does, and takes the same `decision: "block"` + `reason`).
+ALIASES = {
+    "SessionStart": "session-start", "UserPromptSubmit": "prompt", "PreToolUse": "pre-tool",
+    "PostToolUse": "post-tool", "Stop": "stop", "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+    "BeforeAgent": "prompt", "BeforeTool": "pre-tool", "AfterTool": "post-tool",
+    "AfterAgent": "stop", "PreCompress": "pre-compact",
+}
 # event -> (module, function): function(payload, environ) -> the text to print.
 _HANDLERS = {
     "session-start": ("loremap.hook.start", "session_start"),
@@ -47,14 +62,43 @@ def read_event(stream: bytes) -> dict[str, object]:
     return payload
 
 
+class UnknownEvent(ValueError):
+    """Neither the argument nor the payload's `hook_event_name` names an event loremap has."""
+
+
+def event_of(name: object) -> str | None:
+    """loremap's event for `name` (its own name or an agent's), or None."""
+    if not isinstance(name, str):
+        return None
+    return name if name in EVENTS else ALIASES.get(name)
+
+
+def resolve(argument: str, payload: Mapping[str, object]) -> str:
+    """The event to run: the argument's, else the payload's `hook_event_name`'s.
+
+    The argument wins when it is known (the installed command says what to run); a missing or
+    unknown one falls back on what the agent says it is sending.
+    """
+    for name in (argument, payload.get("hook_event_name")):
+        event = event_of(name)
+        if event is not None:
+            return event
+    sent = payload.get("hook_event_name")
+    raise UnknownEvent(f"unknown event {argument or '(none)'!r}"
+                       + (f" (payload hook_event_name {sent!r})" if sent is not None else "")
+                       + f"; known: {', '.join(EVENTS)} or the agents' "
+                       f"{', '.join(sorted(ALIASES))}")
+
+
 def handle(event: str, payload: dict[str, object],
            environ: Mapping[str, str] | None = None) -> str:
-    """The text to print for `event` ("" for nothing)."""
-    if event not in EVENTS:
-        raise ValueError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
-    if event not in _HANDLERS:
+    """The text to print for `event` (loremap's or an agent's name; "" for nothing)."""
+    own = event_of(event)
+    if own is None:
+        raise UnknownEvent(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
+    if own not in _HANDLERS:
         return ""
-    module, function = _HANDLERS[event]
+    module, function = _HANDLERS[own]
     output: str = getattr(importlib.import_module(module), function)(
         payload, os.environ if environ is None else environ)
     return output
@@ -65,13 +109,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     event = args[0] if args else ""
     try:
-        payload = read_event(sys.stdin.buffer.read())
+        try:
+            payload = read_event(sys.stdin.buffer.read())
+        except ValueError:
+            if event_of(event) is None:
+                resolve(event, {})  # an unknown event says so, whatever stdin held
+            raise
+        event = resolve(event, payload)
         output = handle(event, payload)
         if output:
             sys.stdout.write(output)
             sys.stdout.flush()
+    except UnknownEvent as exc:
+        # Trigger: an event loremap has no name for. Why: the agent must not be blocked, yet
+        # a hand-wired hook that never runs must not be silent either. Outcome: exit 0, no
+        # stdout (which the agent injects), one line on stderr (its debug output) and the log.
+        message = f"loremap-hook: {exc}; nothing was done"
+        log(message)
+        _say(message)
     except Exception as exc:  # noqa: BLE001
         # Trigger: any error at all. Why: a hook must never block the agent.
         # Outcome: one log line, exit 0, no stdout.
         log(f"hook {event or '(no event)'} failed: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(" ".join(message.split()) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stderr: the log has it
+        pass
