@@ -105,3 +105,50 @@ def test_settings_and_search_knobs_take_the_same_words_for_true_and_false(tmp_pa
     with pytest.raises(InvalidInput, match="LOREMAP_WORKERS: bad value 'two' for "
                                            r"codemap.workers \(expected int\)"):
         load_settings(None, {"LOREMAP_WORKERS": "two"})
+
+
+def test_a_repository_and_its_clones_on_this_machine_get_one_project_key(tmp_path):
+    from conftest import git
+    from loremap.app import project_key_rule
+
+    git(tmp_path, "init", "-q", "app")
+    git(tmp_path / "app", "commit", "-q", "--allow-empty", "-m", "first")
+    git(tmp_path, "clone", "-q", "app", "fresh")  # origin: the folder app
+    git(tmp_path, "clone", "-q", "--bare", "app", "app.git")
+    git(tmp_path, "clone", "-q", str(tmp_path / "app.git"), "via-bare")
+    git(tmp_path, "clone", "-q", str(tmp_path / "fresh" / ".git"), "clone-of-clone")
+    plain = load_settings(None, {})
+    for name in ("app", "fresh", "via-bare", "clone-of-clone"):
+        assert project_key_rule(plain, tmp_path / name) == ("app", "the folder's name"), name
+    named = load_settings(None, {"LOREMAP_PROJECT_NAME": "shop"})
+    assert project_key_rule(named, tmp_path / "fresh") == ("shop", "project.name")
+    keyed = load_settings(None, {"LOREMAP_PROJECT_KEY": "acme/shop"})
+    assert project_key_rule(keyed, tmp_path / "fresh") == ("acme/shop", "store.project")
+    git(tmp_path / "app", "remote", "add", "origin", "git@github.com:acme/shop.git")
+    for name in ("app", "fresh", "clone-of-clone"):  # the clones follow app to its origin
+        assert project_key_rule(named, tmp_path / name) == ("github.com/acme/shop",
+                                                            "the git remote origin"), name
+
+
+@pytest.mark.parametrize("url", ["ssh://git@git.example.com/srv/shop.git",
+                                 "git@git.example.com:/srv/shop.git",
+                                 "https://user:token@GIT.example.com/srv/shop/"])
+def test_an_absolute_path_on_a_server_is_one_key_in_every_url_form(repo, url):
+    from conftest import git
+    from loremap.git import origin_key
+
+    git(repo, "remote", "add", "origin", url)
+    assert origin_key(repo) == "git.example.com/srv/shop"
+
+
+def test_a_clone_of_a_folder_that_moved_away_keeps_that_folder_s_name(tmp_path):
+    from conftest import git
+    from loremap.git import origin_folder, origin_key
+
+    git(tmp_path, "init", "-q", "app")
+    git(tmp_path / "app", "remote", "add", "origin", "../gone/shop.git")
+    assert origin_key(tmp_path / "app") is None
+    assert origin_folder(tmp_path / "app").name == "shop"
+    git(tmp_path / "app", "remote", "set-url", "origin", str(tmp_path / "app"))  # a loop
+    assert origin_key(tmp_path / "app") is None
+    assert origin_folder(tmp_path / "app") == (tmp_path / "app").resolve()

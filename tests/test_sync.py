@@ -44,15 +44,18 @@ class Machine:
     """One repository with its own LOREMAP_HOME (so its own sync base), sharing a database."""
 
     def __init__(self, root: Path, url: str, project: str, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str]) -> None:
+                 capsys: pytest.CaptureFixture[str], clone_of: Path | None = None) -> None:
         self.root = root
         self.home = root.parent / f"{root.name}-home"
         self.env = {"LOREMAP_HOME": str(self.home), "LOREMAP_DATABASE_URL": url,
                     "LOREMAP_PROJECT_KEY": project}
         self.monkeypatch = monkeypatch
         self.capsys = capsys
-        root.mkdir()
-        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        if clone_of is None:
+            root.mkdir()
+            subprocess.run(["git", "init", "-q", str(root)], check=True)
+        else:
+            subprocess.run(["git", "clone", "-q", str(clone_of), str(root)], check=True)
         done = self.run("init", shared=False)  # init indexes: on SQLite, before the URL is set
         assert done[0] == 0, done
 
@@ -106,8 +109,8 @@ def db(pg_url: str) -> str:
 @pytest.fixture
 def machines(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
              capsys: pytest.CaptureFixture[str]) -> Callable[..., Machine]:
-    def make(name: str, project: str = PROJECT) -> Machine:
-        return Machine(tmp_path / name, db, project, monkeypatch, capsys)
+    def make(name: str, project: str = PROJECT, clone_of: Path | None = None) -> Machine:
+        return Machine(tmp_path / name, db, project, monkeypatch, capsys, clone_of)
 
     return make
 
@@ -360,6 +363,68 @@ def test_another_project_sees_none_of_these_notes(machines):
     other = c.remember("Only for team other")
     assert a.json("sync", "pull")["changes"] == []
     assert set(a.files()) == {note} and set(c.files()) == {other}
+
+
+def test_a_repository_and_its_clone_of_a_folder_share_one_project_key(machines):
+    a = machines("app", project="")  # no remote: the key is the folder's name
+    first = a.remember("Committed before the clone")
+    subprocess.run(["git", "-C", str(a.root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(a.root), "commit", "-q", "-m", "notes"], check=True)
+    b = machines("elsewhere", project="", clone_of=a.root)  # origin = a's folder
+    later = a.remember("Remembered after the clone")
+    pulled = b.json("sync", "pull")
+    assert pulled["project"] == "app" and pulled["project_rule"] == "the folder's name"
+    assert [c["id"] for c in pulled["changes"]] == [later]
+    assert set(b.files()) == {first, later}
+    assert a.json("sync", "status")["project"] == "app"
+
+
+def test_a_pull_that_finds_no_notes_under_its_key_says_where_the_key_comes_from(machines):
+    a, c = machines("a"), machines("c", project="")
+    a.remember("Pushed under the team key")
+    out = c.ok("sync", "pull").splitlines()
+    assert out[0].startswith("nothing to pull (from ") and out[0].endswith("(project c))")
+    assert out[1] == ("the database has no notes under project key 'c' (from the folder's "
+                      "name); if another machine pushed notes, it uses another key: set "
+                      "store.project (LOREMAP_PROJECT_KEY, or [store] project in "
+                      ".loremap/config.toml) to one value on both sides")
+    status = c.json("sync", "status")
+    assert (status["project"], status["project_rule"]) == ("c", "the folder's name")
+    assert status["pull"]["shared_notes"] == 0
+    assert "the database has no notes" not in a.ok("sync", "pull")  # a's key has its note
+
+
+def test_note_files_a_shared_database_lacks_are_counted_for_a_hint(machines):
+    from loremap.app import App
+    from loremap.sync.pending import unpushed
+
+    a = machines("a")
+    made = [a.remember(f"Written before the database {i}", shared=False) for i in range(2)]
+    (a.notes / "Not an id.md").write_text("x", encoding="utf-8")
+
+    def pending() -> tuple[str, ...]:
+        app = App.open(a.root, a.env)
+        try:
+            found = unpushed(app.memory)
+        finally:
+            app.close()
+        assert found is not None and found.project == PROJECT
+        return found.ids
+
+    assert pending() == tuple(sorted(made))
+    app = App.open(a.root, {"LOREMAP_HOME": a.env["LOREMAP_HOME"]})
+    try:
+        assert unpushed(app.memory) is None  # the vault's own index reconciles by itself
+    finally:
+        app.close()
+    from loremap.sync.pending import Unpushed
+
+    assert Unpushed(PROJECT, "db", tuple(made)).hint() == (
+        f"2 note files here are not in the shared database yet (project key '{PROJECT}'): "
+        "`loremap sync push` sends them")
+    assert Unpushed(PROJECT, "db", ()).hint() == ""
+    a.ok("sync", "push")
+    assert pending() == ()
 
 
 def test_sync_needs_a_shared_database(project, cli):

@@ -22,7 +22,7 @@ from loremap.config import (
     load_settings,
 )
 from loremap.errors import NotFound, StoreError
-from loremap.git import head_commit, origin_key
+from loremap.git import head_commit, origin_folder, origin_key
 from loremap.memory.service import Memory
 from loremap.store.sqlite import SqliteStore
 from loremap.text import Analyzer
@@ -247,10 +247,24 @@ class App:
 
 
 def project_key(settings: Settings, root: Path) -> str:
-    """The project's key in a shared database: `store.project`, else the git remote origin,
-    else `project.name`, else the folder's name."""
-    return (settings.get_str("store.project") or origin_key(root)
-            or settings.get_str("project.name") or root.name)
+    """The project's key in a shared database (see `project_key_rule`)."""
+    return project_key_rule(settings, root)[0]
+
+
+def project_key_rule(settings: Settings, root: Path) -> tuple[str, str]:
+    """The project's key in a shared database and the rule that gave it, the first that
+    applies: `store.project`; the git remote `origin` as host/owner/repo (`origin_key`: a
+    clone of a repository on this machine takes that repository's key); `project.name`; the
+    folder's name (a clone of a folder on this machine: the name of the folder it came from).
+    Two machines share notes only under one key: docs/postgres.md says which rule to pick."""
+    if settings.get_str("store.project"):
+        return settings.get_str("store.project"), "store.project"
+    origin = origin_key(root)
+    if origin:
+        return origin, "the git remote origin"
+    if settings.get_str("project.name"):
+        return settings.get_str("project.name"), "project.name"
+    return origin_folder(root).name, "the folder's name"
 
 
 def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -> IndexStore:

@@ -61,7 +61,8 @@ SETTINGS: tuple[Setting, ...] = (
             "most 2: an agent's tool call must not hang on an unreachable server)."),
     Setting("store.project", "", "LOREMAP_PROJECT_KEY",
             "This project's key in a shared database, the same on every machine (default: the "
-            "git remote `origin` as host/owner/repo, else project.name, else the folder name)."),
+            "git remote `origin` as host/owner/repo, else project.name, else the folder name; a "
+            "clone of a folder on this machine takes that repository's key)."),
     Setting("search.limit", 10, "LOREMAP_SEARCH_LIMIT",
             "Number of results `loremap search` prints by default."),
     Setting("search.budget", 1500, "LOREMAP_SEARCH_BUDGET",

@@ -108,17 +108,60 @@ def _origin_url(config: str) -> str | None:
     return url or None
 
 
-def origin_key(root: Path) -> str | None:
-    """The git remote `origin` as `host/owner/repo` (the same on every clone, whichever URL
-    form each uses: https, ssh, scp-like), or None without one."""
-    git_dir = _git_dir(root)
+def _origin_of(repo: Path) -> str | None:
+    """The `origin` URL of the repository at `repo`: a work tree, or a bare repository."""
+    git_dir = _git_dir(repo)
+    if git_dir is None and (repo / "HEAD").is_file():
+        git_dir = repo  # a bare repository: the folder is the git directory
     if git_dir is None:
         return None
     try:
         text = (_common_dir(git_dir) / "config").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    url = _origin_url(text)
+    return _origin_url(text)
+
+
+def _local_remote(url: str, repo: Path) -> Path | None:
+    """The folder a remote URL names on this machine (a path, `file://`), else None: git
+    reads `host:path` as ssh only when no '/' comes before the first ':'."""
+    if url.startswith("file://"):
+        return Path(url.removeprefix("file://"))
+    head, colon, _ = url.partition(":")
+    if "://" in url or (colon and "/" not in head):
+        return None
+    path = Path(url).expanduser()
+    return path if path.is_absolute() else repo / path
+
+
+def _follow_origin(root: Path) -> tuple[str | None, Path]:
+    """The first `origin` URL along the chain of clones of folders on this machine, and the
+    last repository reached (at most 8 hops; a cycle or a vanished folder ends the chain)."""
+    here, seen = root, {root.resolve()}
+    for _ in range(8):
+        url = _origin_of(here)
+        folder = None if url is None else _local_remote(url, here)
+        if folder is None:
+            return url, here
+        folder = folder.resolve()
+        if folder.name == ".git":  # cloned from `repo/.git`: the repository is `repo`
+            folder = folder.parent
+        if folder in seen or not folder.is_dir():
+            return None, folder
+        seen.add(folder)
+        here = folder
+    return None, here
+
+
+def origin_key(root: Path) -> str | None:
+    """The git remote `origin` as `host/owner/repo` (the same on every clone, whichever URL
+    form each uses: https, ssh, scp-like), or None without one.
+
+    A remote that is a folder on this machine (`git clone /work/app`) is followed: the key is
+    that repository's own origin's, and None when it has none (`origin_folder` then names it),
+    so a repository and its local clones agree.
+    """
+    url = _follow_origin(root)[0]
     if url is None:
         return None
     import re
@@ -126,7 +169,17 @@ def origin_key(root: Path) -> str | None:
     match = re.match(r"^(?:[a-z+]+://)?(?:[^@/]+@)?([^/:]+)(?::\d+)?[:/](.+?)(?:\.git)?/*$", url)
     if match is None:
         return url
-    return f"{match.group(1).lower()}/{match.group(2)}"
+    return f"{match.group(1).lower()}/{match.group(2).lstrip('/')}"
+
+
+def origin_folder(root: Path) -> Path:
+    """The repository on this machine that `root` was cloned from, following clones of
+    folders (`root` itself when its origin is elsewhere or absent); a bare `app.git` is named
+    `app`, as the work tree it was made from."""
+    folder = _follow_origin(root)[1]
+    if folder.name.endswith(".git") and len(folder.name) > 4:
+        return folder.with_name(folder.name.removesuffix(".git"))
+    return folder
 
 
 def blob_hash(path: Path) -> str | None:

@@ -62,10 +62,12 @@ class SyncError(UserError):
 class Report:
     """What a push or a pull did (or, in a dry run, would do)."""
 
-    def __init__(self, direction: str, dry_run: bool, location: str) -> None:
+    def __init__(self, direction: str, dry_run: bool, location: str, project: str) -> None:
         self.direction = direction
         self.dry_run = dry_run
         self.location = location
+        self.project = project  # this side's project key: only notes under it move
+        self.shared_notes = 0  # the database's notes under that key as read (no tombstones)
         self.changes: list[Step] = []
         self.held: list[Held] = []
         self.warnings: list[str] = []
@@ -80,6 +82,7 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         return {
             "action": self.direction, "dry_run": self.dry_run, "database": self.location,
+            "project": self.project, "shared_notes": self.shared_notes,
             "changes": [{"id": s.id, "change": s.change, "winner": s.winner or None,
                          "detail": s.detail or None} for s in self.changes],
             "held": [h._asdict() for h in self.held], "counts": self.counts(),
@@ -249,7 +252,7 @@ class Sync:
         """`push` or `pull` (with `dry_run`: what it would do, changing nothing)."""
         if dry_run:
             return self._preview((direction,), confirm)[0]
-        report = Report(direction, dry_run, self.store.location)
+        report = Report(direction, dry_run, self.store.location, self.store.project)
         self.vault.ensure()
         with self.vault.lock():
             local, files, unread = self._local(report.warnings)
@@ -281,7 +284,7 @@ class Sync:
                                     f"be written ({exc.strerror}); the next sync compares hashes")
             if failed:
                 raise SyncError(failed)
-        self._report(report, plan_, ready)
+        self._report(report, plan_, ready, remote)
         return report
 
     def fetch(self, note_id: str, warnings: list[str]) -> bool:
@@ -315,11 +318,12 @@ class Sync:
         remote = self.store.docs()
         reports = []
         for direction in directions:
-            report = Report(direction, True, self.store.location)
+            report = Report(direction, True, self.store.location, self.store.project)
             report.warnings = list(warnings)
             plan_ = plan(direction, local, base.notes, remote, unread, self.store.writer)
             report.refusal = None if confirm else guard(plan_, self._total(plan_, local, remote))
-            self._report(report, plan_, self._prepare(plan_, files, remote, report.warnings))
+            self._report(report, plan_, self._prepare(plan_, files, remote, report.warnings),
+                         remote)
             reports.append(report)
         return reports
 
@@ -331,9 +335,11 @@ class Sync:
         return sum(1 for doc in remote.values() if not doc.deleted)
 
     @staticmethod
-    def _report(report: Report, plan_: Plan, ready: list[_Ready]) -> None:
+    def _report(report: Report, plan_: Plan, ready: list[_Ready],
+                remote: Mapping[str, SharedDoc]) -> None:
         report.changes = [item.step for item in ready if item.step.change]
         report.held = list(plan_.held)
+        report.shared_notes = sum(1 for doc in remote.values() if not doc.deleted)
 
     def _apply_database(self, ready: list[_Ready], remote: Mapping[str, SharedDoc]) -> None:
         """The database's side of the plan (inside `store.write()`)."""
