@@ -65,6 +65,8 @@ from typing import IO, Any, NamedTuple
 import anyio
 
 from loremap.app import App, init_project
+from loremap.use.fresh import ALWAYS
+from loremap.use.recall import prepare as prepare_recall
 from search import WORD, Lore, queries_for, read_code, schema_digest, write_notes
 from vault import percentile
 
@@ -111,7 +113,7 @@ def build_corpus(root: Path, words: list[str]) -> dict[str, float]:
     # rebuild() drops the whole index, code map included: the code is indexed again after it.
     app.memory.rebuild()
     app.index_code()
-    app.prepare_search()
+    prepare_recall(app, ALWAYS)
     app.close()
     steps["notes"] = time.perf_counter() - start
     marker = {"schema": schema_digest(), "notes": NOTES, "steps": steps}
@@ -399,19 +401,20 @@ def in_process(root: Path, warm: list[Call], calls: list[Call]) -> dict[str, lis
     from mcp import Client
 
     from loremap.mcp import tools
+    from loremap.mcp.args import RecallArgs
     from loremap.mcp.projects import Projects
     from loremap.mcp.server import build_server
     from loremap.search import Request
 
     app = App.open(root)
     try:
-        app.prepare_search()
+        prepare_recall(app, ALWAYS)
         engine = app.engine()
         budget, limit = (app.settings.get_int(k) for k in ("search.budget", "search.limit"))
         queries = [args["query"] for _, args in calls]
         out = {"engine": timed(lambda q: engine.recall(Request(q, budget=budget, limit=limit)),
                                [a["query"] for _, a in warm], queries),
-               "tool": timed(lambda q: tools.recall(app, {"query": q}),
+               "tool": timed(lambda q: tools.recall(app, RecallArgs(q)),
                              [a["query"] for _, a in warm], queries)}
     finally:
         app.close()

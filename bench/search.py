@@ -54,6 +54,8 @@ from loremap.git import blob_hash
 from loremap.model import Link, Note, NoteType, Relation, Source, Status
 from loremap.model.search import Filters, TextQuery
 from loremap.search import Engine, Request
+from loremap.use.fresh import ALWAYS
+from loremap.use.recall import prepare
 from loremap.vault.frontmatter import render_note
 from loremap.vault.ids import new_id
 from vault import percentile, time_process
@@ -239,7 +241,7 @@ def build(size: str, django: Path, words: list[str], cache: Path) -> dict[str, A
     # rebuild() drops the whole index, code map included: the code is indexed again after it.
     step("rebuild (notes)", app.memory.rebuild)
     step("code map again", app.index_code)
-    app.prepare_search()  # records the vault's stat signature, as a first search would
+    prepare(app, ALWAYS)  # records the vault's stat signature, as a first search would
     app.close()
     steps["notes"] = count
     marker = {"schema": schema_digest(), "steps": steps}
@@ -406,7 +408,7 @@ def bench_size(size: str, root: Path, queries: list[tuple[str, str]], want_profi
                ) -> dict[str, Any]:
     app = App.open(cwd=root)
     try:
-        app.prepare_search()
+        prepare(app, ALWAYS)
         engine = app.engine()
         matches = [bm25_match(engine, q) for _, q in queries]
         one_pass(engine, queries, matches)  # warm-up: page cache, analyzer cache, ordinary_df

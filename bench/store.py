@@ -162,7 +162,7 @@ class Server:
         import psycopg
         from psycopg import sql
 
-        from loremap.cli.commands import db
+        from loremap.store.postgres import admin
 
         if self.runtime is None:
             self.runtime = ""
@@ -171,7 +171,7 @@ class Server:
             try:
                 if self.own_db:
                     with psycopg.connect(self.url, autocommit=True) as conn:
-                        db.secure_role(conn, role, password)
+                        admin.secure_role(conn, role, password)
                     self.role_drop = sql.SQL("DROP ROLE IF EXISTS {}").format(
                         sql.Identifier(role))
                     self.runtime = psycopg.conninfo.make_conninfo(self.url, user=role,
@@ -525,13 +525,15 @@ def django_corpus(ctx: Ctx) -> dict[str, Any]:
     from loremap.codemap.discover import SkipRules
     from loremap.codemap.index import index_code
     from loremap.git import head_commit
+    from loremap.use.fresh import ALWAYS
+    from loremap.use.recall import prepare
 
     base = sqlite_corpus(ctx)
     root, steps, cached, sqlite_build = (base["root"], base["steps"], base["cached"],
                                          base["sqlite_build"])
     home = ctx.work / "home"
     sq_app = App.open(cwd=root, environ=clean_environ(home))
-    sq_app.prepare_search()
+    prepare(sq_app, ALWAYS)
     key = "django-10k"
     pg_app = App.open(cwd=root, environ=clean_environ(
         home, LOREMAP_DATABASE_URL=ctx.pg.url, LOREMAP_PROJECT_KEY=ctx.pg.key(key)))

@@ -266,7 +266,7 @@ def test_read_opens_a_note_a_file_or_a_module_and_refuses_what_is_none(shop):
     assert file.startswith("# src/shop/cart.py") and "cart_total" in file
     assert "Imports:" in file and "src/shop/discount.py" in file
     assert "src/shop" in module
-    assert "nothing named '../../etc/passwd'" in escape and "root:" not in escape
+    assert "'../../etc/passwd' is outside the repository" in escape and "root:" not in escape
     assert "nothing named 'no-such-note'" in missing
 
 

@@ -349,10 +349,10 @@ def test_a_recall_imports_nothing_heavy(shop, cli, sqlite_only):
     script = (
         "import sys\n"
         "from loremap.app import App\n"
-        "from loremap.search import Request\n"
-        "app = App.open()\n"
-        "app.prepare_search()\n"
-        "found = app.engine().recall(Request('why is the coupon applied twice'))\n"
+        "from loremap.use.fresh import ALWAYS\n"
+        "from loremap.use.recall import Question, recall\n"
+        "with App.open() as app:\n"
+        "    found = recall(app, Question('why is the coupon applied twice'), ALWAYS).found\n"
         "assert found.items, found\n"
         "print(' '.join(sorted(sys.modules)))\n")
 

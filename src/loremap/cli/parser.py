@@ -8,9 +8,13 @@ from typing import NoReturn
 
 from loremap import __version__
 
+# The model's vocabularies (NoteType, Status, Source, NodeKind), written out so that building
+# the parser imports nothing; tests/test_vocabulary.py ties each to its enum.
 NOTE_TYPES = ("decision", "bug", "gotcha", "concept", "procedure", "error", "episode",
               "preference")
 STATUSES = ("active", "superseded", "archived", "quarantined")
+SOURCES = ("agent", "human", "import", "auto")
+KINDS = ("note", "file", "module")
 
 COMMANDS: dict[str, str] = {
     "init": "create .loremap/ in this repository and build the index",
@@ -75,7 +79,7 @@ def _remember(p: argparse.ArgumentParser) -> None:
                    help="a typed link, e.g. about:concept-authentication (repeatable)")
     p.add_argument("--supersedes", metavar="ID", help="the note this one replaces")
     p.add_argument("--tag", dest="tags", action="append", default=[], help="a tag (repeatable)")
-    p.add_argument("--source", choices=("human", "agent", "import", "auto"), default="human",
+    p.add_argument("--source", choices=SOURCES, default="human",
                    help="who wrote it (default: human)")
     p.add_argument("--personal", action="store_true",
                    help="write to the personal vault (all your projects) instead of the project")
@@ -114,7 +118,7 @@ def _scope(p: argparse.ArgumentParser) -> None:
     _filters(p, "only this status (repeatable; default: active, plus superseded with "
                 "--history or --as-of)")
     p.add_argument("--kind", "-k", dest="kinds", action="append", default=[],
-                   choices=("note", "file", "module"),
+                   choices=KINDS,
                    help="only notes, code files or modules (repeatable; default: all)")
     p.add_argument("--file", "-f", dest="paths", action="append", default=[], metavar="PATH",
                    help="only code under this path and notes about it (repeatable)")

@@ -9,29 +9,19 @@ loremap index themselves, and the session-start hook and every tool call reconci
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from loremap.hook import log
 from loremap.hook.context import additional_context, app_environ, fence, locate
+from loremap.text.chatter import is_chatter
 
-# Prompts made only of these words carry no subject of their own ("yes", "ok go on",
-# "thanks, continue"); they are compared lowercased, without punctuation.
-ACKNOWLEDGEMENTS = frozenset("""
-yes y yep yeah yup no n nope ok okay k kk sure fine go on ahead continue proceed next done
-thanks thank you thx ty great good nice cool perfect lgtm retry again stop wait please do it
-keep going carry sounds looks makes sense agreed approved ship that this right correct
-""".split())
-_PUNCTUATION = re.compile(r"[^\w\s]+")
+QUERY_CHARS = 4_000  # what a prompt contributes to the search: a pasted log says little more
 
 
 def is_trivial(prompt: str) -> bool:
-    """Whether `prompt` is an acknowledgement or a command rather than a question."""
+    """Whether `prompt` is a conversational reply or a slash command rather than a question."""
     text = prompt.strip()
-    if not text or text.startswith("/"):
-        return True
-    words = " ".join(_PUNCTUATION.sub(" ", text.lower()).split())
-    return all(w in ACKNOWLEDGEMENTS for w in words.split())
+    return text.startswith("/") or is_chatter(text)
 
 
 def prompt(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
@@ -42,22 +32,17 @@ def prompt(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     if project is None:
         return ""
     from loremap.app import App
-    from loremap.search import Request
-    from loremap.search.render import TOOL_HINT, Packed, closing_line
+    from loremap.use.fresh import NEVER
+    from loremap.use.recall import TOOL_HINT, Question, recall, render_recall
 
-    app = App.open(project.root, app_environ(project.root, environ))
-    try:
-        for notice in app.notices:
-            log(f"prompt: {notice}", environ)
-        s = app.settings
-        request = Request(text[:4000], budget=s.get_int("hooks.recall_budget"),
-                          limit=s.get_int("search.limit"))
-        found = app.engine().recall(request)
-    finally:
-        app.close()
-    if found.abstained or not found.items:
+    with App.open(project.root, app_environ(project.root, environ)) as app:
+        question = Question(text[:QUERY_CHARS],
+                            budget=app.settings.get_int("hooks.recall_budget"))
+        done = recall(app, question, NEVER)
+    for warning in done.warnings:
+        log(f"prompt: {warning}", environ)
+    if done.found.abstained or not done.found.items:
         return ""
     body = ["Recalled for this prompt from the project's memory:",
-            *(item.text for item in found.items),
-            closing_line(Packed(found.items, found.tokens, found.left_out), TOOL_HINT)]
+            *render_recall(done.found, TOOL_HINT)]
     return additional_context("UserPromptSubmit", fence("recall", "\n".join(body)))

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-NOTE_TYPES = ["decision", "bug", "gotcha", "concept", "procedure", "error", "episode",
-              "preference"]
-RELATIONS = ["about", "affects", "causes", "fixes", "depends_on", "part_of", "relates"]
+from loremap.model import NodeKind, NoteType, Relation
+
+# The vocabularies are the model's enums; `supersedes` has its own argument, not a link.
+NOTE_TYPES = [t.value for t in NoteType]
+RELATIONS = [r.value for r in Relation if r is not Relation.SUPERSEDES]
+KINDS = [k.value for k in NodeKind]
 MAX_TEXT = 20_000  # characters in a query or target
 MAX_ITEMS = 64  # entries of a list argument
 MAX_FACTS = 20  # facts in one `remember`
@@ -74,7 +77,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         _object({
             "query": _str("the question, in words"),
             "terms": _list("your expansions: synonyms, likely identifiers, file names"),
-            "kind": {"enum": ["note", "file", "module"], "description": "only this kind"},
+            "kind": {"enum": KINDS, "description": "only this kind"},
             "types": {"type": "array", "items": {"enum": NOTE_TYPES}, "maxItems": 8},
             "files": _list("only under these path prefixes"),
             "budget": {"type": "integer", "minimum": 100, "maximum": MAX_BUDGET,

@@ -26,9 +26,10 @@ from loremap import __version__
 from loremap.errors import UserError
 from loremap.logs import log_exception
 from loremap.mcp import prompts
+from loremap.mcp.args import MapArgs, ToolArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
-from loremap.mcp.tools import HANDLERS
+from loremap.mcp.tools import call
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -55,8 +56,8 @@ class Tool:
         self.definition = types.Tool.model_validate(definition)
         self._validator: Draft202012Validator | None = None
 
-    def check(self, arguments: dict[str, Any]) -> None:
-        """Raise `UserError` naming the first thing wrong with `arguments`."""
+    def check(self, arguments: dict[str, Any]) -> ToolArgs:
+        """The typed arguments, or `UserError` naming the first thing wrong with them."""
         if self._validator is None:
             # jsonschema costs ~70 ms to import: after the first tools/list, not before it.
             from jsonschema import Draft202012Validator
@@ -67,6 +68,7 @@ class Tool:
         error = best_match(self._validator.iter_errors(arguments))
         if error is not None:
             raise UserError(f"{self.spec.name}: {_explain(error, self.spec.schema)}")
+        return parse(self.spec.name, arguments)
 
 
 def _explain(error: ValidationError, schema: dict[str, Any]) -> str:
@@ -117,9 +119,9 @@ class Loremap:
                                                  f"{', '.join(self.tools)}")
         arguments = dict(params.arguments or {})
         try:
-            tool.check(arguments)
+            typed = tool.check(arguments)
             folder = await self.folder(ctx)
-            text = await anyio.to_thread.run_sync(self._run, tool.spec.name, arguments, folder)
+            text = await anyio.to_thread.run_sync(self._run, typed, folder)
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -128,9 +130,9 @@ class Loremap:
                          f"(details in {where})", is_error=True)
         return _text(text)
 
-    def _run(self, name: str, arguments: dict[str, Any], folder: Path | None) -> str:
+    def _run(self, arguments: ToolArgs, folder: Path | None) -> str:
         with self.projects.use(folder) as (app, notices):
-            text = HANDLERS[name](app, arguments)
+            text = call(app, arguments)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
         return text
@@ -188,10 +190,10 @@ class Loremap:
 
     def _read_resource(self, uri: str, folder: Path | None) -> str:
         if uri == "loremap://map":
-            return self._run("map", {}, folder)
+            return self._run(MapArgs(), folder)
         if uri.startswith("loremap://module/"):
             slug = uri.removeprefix("loremap://module/")
-            return self._run("map", {"module": slug.replace("--", "/")}, folder)
+            return self._run(MapArgs(slug.replace("--", "/")), folder)
         raise UserError(f"unknown resource {uri!r}: loremap://map or loremap://module/<slug>")
 
     async def list_prompts(self, ctx: ServerRequestContext[Any],

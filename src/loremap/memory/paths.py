@@ -30,6 +30,28 @@ def repo_path(raw: str, repo_root: Path, cwd: Path) -> str:
     return text
 
 
+def repo_prefix(raw: str, repo_root: Path, cwd: Path) -> str:
+    """`raw` as the repository path prefix a search filter keeps: `.` (or the root) is
+    everything (""), a folder ends with `/` so that `src` never matches `srcfoo/`, a file or
+    any other name stays as written. Relative paths start at `cwd`; paths outside the
+    repository are refused, as `repo_path` refuses them."""
+    text = raw.strip()
+    if not text or "\x00" in text:
+        raise InvalidInput(f"invalid file path {raw!r}")
+    candidate = Path(text).expanduser()
+    absolute = candidate if candidate.is_absolute() else cwd / candidate
+    normal = Path(os.path.normpath(absolute))
+    try:
+        rel = normal.relative_to(repo_root).as_posix()
+    except ValueError:
+        raise InvalidInput(f"file {raw!r} is outside the repository {repo_root}") from None
+    if rel == ".":
+        return ""
+    if text.endswith("/") or (repo_root / rel).is_dir():
+        return rel + "/"
+    return rel
+
+
 def is_path_target(target: str) -> bool:
     """Link targets with a '/' or a '.' name repository paths; the others name notes."""
     return "/" in target or "." in target

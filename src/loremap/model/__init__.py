@@ -11,6 +11,7 @@ from loremap.model.index import Edge, IndexedNote, NoteStamp
 from loremap.model.note import (
     MAX_ID_LENGTH,
     Link,
+    NodeKind,
     Note,
     NoteType,
     Relation,
@@ -25,6 +26,7 @@ __all__ = [
     "IndexedNote",
     "NoteStamp",
     "Link",
+    "NodeKind",
     "Note",
     "NoteType",
     "Relation",

@@ -58,7 +58,16 @@ class Relation(_Choice):
     RELATES = "relates"
 
 
-_LABELS = {"NoteType": "note type", "Status": "status", "Relation": "link relation"}
+class NodeKind(_Choice):
+    """What a node of the index is: a note, a code file or a module (a folder)."""
+
+    NOTE = "note"
+    FILE = "file"
+    MODULE = "module"
+
+
+_LABELS = {"NoteType": "note type", "Status": "status", "Relation": "link relation",
+           "NodeKind": "kind"}
 
 
 class Source(enum.StrEnum):

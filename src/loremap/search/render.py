@@ -95,7 +95,7 @@ def pack(items: Iterable[Item], budget: int | None, limit: int) -> Packed:
 
     An item too large for what is left is skipped and smaller ones after it still get in: the
     budget is spent on what fits, in rank order. `items` may be lazy: no item after the last
-    one needed is built.
+    one needed is built. `left_out` counts the items a larger budget would have added.
     """
     chosen: list[Item] = []
     used = 0
@@ -108,15 +108,5 @@ def pack(items: Iterable[Item], budget: int | None, limit: int) -> Packed:
             continue
         chosen.append(item)
         used += item.tokens
-    return Packed(chosen, used, left_out)
-
-
-CLI_HINT = "Open one with `loremap show`; zoom into a module with `loremap map`."
-TOOL_HINT = "Open one with the read tool; zoom into a module with map."
-
-
-def closing_line(packed: Packed, hint: str = CLI_HINT) -> str:
-    count = len(packed.items)
-    noun = "item" if count == 1 else "items"
-    more = f", {packed.left_out} more over the budget" if packed.left_out else ""
-    return f"({count} {noun}, ~{packed.tokens} tokens{more}. {hint})"
+    # A larger budget would show at most `limit` items: no more than that are "left out".
+    return Packed(chosen, used, min(left_out, limit - len(chosen)))

@@ -12,42 +12,37 @@ from collections.abc import Callable
 from pathlib import Path
 
 from loremap.app import App
-from loremap.cli.commands.search import request_scope
+from loremap.cli.commands.search import question
 from loremap.cli.output import emit_json, lines, warn
+from loremap.use.fresh import ALWAYS
+from loremap.use.recall import prepare, ranker
 
 RANKED = 50  # items ranked per query (the metrics look at the top 10)
 
 
 def run(args: argparse.Namespace) -> int:
-    from loremap.search import Engine, Request, SearchConfig
+    from loremap.search import SearchConfig
     from loremap.search.evaluate import Case, compare, format_report, load_dataset, report_json
     from loremap.search.evaluate import score as score_cases
-    from loremap.search.federated import Federated
 
     cases = load_dataset(Path(args.dataset))
     base_config = SearchConfig.parse(args.tuning) if args.tuning is not None else None
     other_config = SearchConfig.parse(args.compare) if args.compare is not None else None
-    scope = request_scope(args)
-    app = App.open(require_project=False)
-    try:
-        warnings = app.prepare_search()
+    scope = question(args)._replace(limit=RANKED, budget=0)
+    with App.open(require_project=False) as app:
+        warnings = prepare(app, ALWAYS)
 
-        def ranker(engine: Engine | Federated) -> Callable[[Case], list[str]]:
-            def rank(case: Case) -> list[str]:
-                request = Request(case.query, case.terms, budget=None, limit=RANKED,
-                                  **scope)  # type: ignore[arg-type]
-                return [item.target for item in engine.rank(request, render_items=False)]
-            return rank
+        def scorer(config: SearchConfig | None) -> Callable[[Case], list[str]]:
+            rank = ranker(app, scope, config)
+            return lambda case: rank(case.query, case.terms)
 
-        base_engine = app.engine(base_config)
-        base = score_cases(cases, ranker(base_engine))
-        base_label = base_engine.config.describe()
+        base_config = base_config or SearchConfig.parse(app.settings.get_str("search.tuning"))
+        base = score_cases(cases, scorer(base_config))
+        base_label = base_config.describe()
         compared = None
         if other_config is not None:
-            other = score_cases(cases, ranker(app.engine(other_config)))
+            other = score_cases(cases, scorer(other_config))
             compared = (other_config.describe(), other, compare(base, other))
-    finally:
-        app.close()
     if args.json:
         emit_json({**report_json(base, compared, base_label), "warnings": warnings})
         return 0

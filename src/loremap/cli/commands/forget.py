@@ -6,20 +6,18 @@ import argparse
 
 from loremap.app import App
 from loremap.cli.output import emit_json, lines, warn
+from loremap.use.fresh import ALWAYS
+from loremap.use.notes import forget
 
 
 def run(args: argparse.Namespace) -> int:
-    app = App.open(require_project=False)
-    try:
-        app.memory.reconcile()
-        outcome = app.memory.forget(args.id, reason=args.reason, purge=args.purge)
-    finally:
-        app.close()
-    action = "purged" if args.purge else "archived"
+    with App.open(require_project=False) as app:
+        done = forget(app, args.id, ALWAYS, reason=args.reason, purge=args.purge)
+    action = "purged" if done.purged else "archived"
     if args.json:
-        emit_json({"id": args.id, "action": action, "path": outcome.paths[0],
-                   "warnings": outcome.warnings})
+        emit_json({"id": done.id, "action": action, "path": done.path,
+                   "warnings": done.warnings})
         return 0
-    warn(outcome.warnings)
-    lines([f"{action} {args.id} ({outcome.paths[0]})"])
+    warn(done.warnings)
+    lines([f"{action} {done.id} ({done.path})"])
     return 0

@@ -6,21 +6,23 @@ import argparse
 
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines, warn
+from loremap.model import NoteType, Status
+from loremap.use.fresh import ALWAYS
+from loremap.use.notes import list_notes
 
 
 def run(args: argparse.Namespace) -> int:
-    app = App.open(require_project=False)
-    try:
-        warnings = [*app.notices, *app.reconcile()]
-        notes = app.list_notes(args.types, args.statuses)
-    finally:
-        app.close()
+    with App.open(require_project=False) as app:
+        done = list_notes(app, ALWAYS, [NoteType.parse(t) for t in args.types],
+                          [Status.parse(s) for s in args.statuses])
+    notes = done.notes
     if args.json:
-        emit_json({"notes": [n._asdict() for n in notes], "warnings": warnings})
+        emit_json({"notes": [n._asdict() for n in notes], "warnings": done.warnings,
+                   **({"hint": done.hint} if done.hint else {})})
         return 0
-    warn(warnings)
+    warn(done.warnings)
     if not notes:
-        lines(["no notes (write one with `loremap remember`)"])
+        lines([done.hint])
         return 0
     width = max(len(n.id) for n in notes)
     for n in notes:

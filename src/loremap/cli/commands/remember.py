@@ -10,7 +10,8 @@ from loremap.app import App
 from loremap.cli.output import emit_json, lines, warn
 from loremap.errors import InvalidInput
 from loremap.memory.service import Draft
-from loremap.model import NoteType
+from loremap.use.fresh import ALWAYS
+from loremap.use.notes import remember
 
 
 def _body(args: argparse.Namespace) -> str:
@@ -49,21 +50,16 @@ def run(args: argparse.Namespace) -> int:
     draft = Draft(type=args.type, title=args.title, body=_body(args), files=args.files,
                   links=_links(args.links), supersedes=args.supersedes, tags=args.tags,
                   source=args.source)
-    from loremap.search.similar import similar_notes, similar_warning
-
-    app = App.open(require_project=not args.personal)
-    try:
-        app.memory.reconcile()
-        similar = [] if draft.supersedes else similar_notes(
-            app.store, app.memory.analyzer, NoteType.parse(draft.type).value, draft.title)
-        outcome = app.memory.remember(draft, personal=args.personal, quarantine=args.quarantine)
-        outcome.warnings[:0] = app.notices
-        outcome.warnings += [similar_warning(other, title) for other, title in similar]
-    finally:
-        app.close()
+    with App.open(require_project=not args.personal) as app:
+        done = remember(app, [draft], ALWAYS, personal=args.personal,
+                        quarantine=args.quarantine, label=None)
+    note = done.notes[0]
     if args.json:
-        emit_json({"id": outcome.ids[0], "path": outcome.paths[0], "warnings": outcome.warnings})
+        emit_json({"id": note.id, "path": note.path, "superseded": note.superseded,
+                   "warnings": done.warnings})
         return 0
-    warn(outcome.warnings)
-    lines([f"remembered {outcome.ids[0]} -> {outcome.paths[0]}"])
+    warn(done.warnings)
+    lines([f"remembered {note.id} -> {note.path}"])
+    if note.superseded:
+        lines([f"superseded {note.superseded}: its file now says superseded_by {note.id}"])
     return 0

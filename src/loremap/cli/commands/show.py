@@ -1,5 +1,6 @@
 """`loremap show ID|PATH`: a note as written in its file and what links to it, or what the code
-map knows of a file (module, symbols, imports, importers, co-change partners, linked notes)."""
+map knows of a file (module, symbols, imports, importers, co-change partners, linked notes), or
+a module's page."""
 
 from __future__ import annotations
 
@@ -7,46 +8,32 @@ import argparse
 from pathlib import Path
 
 from loremap.app import App
-from loremap.cli.output import emit_json, lines
-from loremap.errors import NotFound
-from loremap.memory.paths import is_path_target, repo_path
+from loremap.cli.output import emit_json, lines, warn
+from loremap.use.fresh import ALWAYS
+from loremap.use.notes import FilePage, NotePage, Page, read, render_page
 
 
 def run(args: argparse.Namespace) -> int:
-    app = App.open(require_project=False)
-    try:
-        app.memory.reconcile()
-        if is_path_target(args.id) and app.root is not None:
-            return _file(app, repo_path(args.id, app.root, Path.cwd()), args.json)
-        return _note(app, args.id, args.json)
-    finally:
-        app.close()
-
-
-def _note(app: App, note_id: str, as_json: bool) -> int:
-    if not as_json:
-        lines(app.memory.page(note_id))
+    with App.open(require_project=False) as app:
+        done = read(app, args.id, ALWAYS, cwd=Path.cwd())
+    if args.json:
+        emit_json({**_as_json(done.page), "warnings": done.warnings})
         return 0
-    loaded, vault = app.memory.read(note_id)
-    note = loaded.note._asdict()
-    note["links"] = [{"rel": link.rel.value, "target": link.target} for link in loaded.note.links]
-    note["file_hashes"] = dict(loaded.note.file_hashes)
-    note["extra"] = dict(loaded.note.extra)
-    emit_json({"note": note, "scope": vault.scope, "path": vault.display(loaded.file.path),
-               "linked_from": [{"id": e.src, "rel": e.rel}
-                               for e in app.memory.linked_from(note_id)]})
+    warn(done.warnings)
+    lines(render_page(done.page))
     return 0
 
 
-def _file(app: App, path: str, as_json: bool) -> int:
-    from loremap.codemap.views import describe_file, file_lines
-
-    view = describe_file(app.store, path)
-    if view is None:
-        raise NotFound(f"{path} is not in the code map (run `loremap index`; binary, generated "
-                       "and vendored files are left out)")
-    if as_json:
-        emit_json(view._asdict())
-        return 0
-    lines(file_lines(view))
-    return 0
+def _as_json(page: Page) -> dict[str, object]:
+    if isinstance(page, NotePage):
+        note = page.note._asdict()
+        note["links"] = [{"rel": link.rel.value, "target": link.target}
+                         for link in page.note.links]
+        note["file_hashes"] = dict(page.note.file_hashes)
+        note["extra"] = dict(page.note.extra)
+        return {"note": note, "scope": page.scope, "path": page.path,
+                "in_database_only": page.in_database_only,
+                "linked_from": [{"id": e.src, "rel": e.rel} for e in page.linked_from]}
+    if isinstance(page, FilePage):
+        return dict(page.view._asdict())
+    return {"module": page.module, "path": page.path, "text": page.text}
