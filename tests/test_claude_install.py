@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loremap.agents import jsonc
+from loremap import jsonc
 from loremap.agents.claude.install import HOOKS
 from npm_tools import npm_tool
 

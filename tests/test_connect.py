@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from loremap.agents import jsonc
+from loremap import jsonc
 from loremap.agents.instructions import BEGIN, END, INSTRUCTIONS
 from npm_tools import npm_tool
 

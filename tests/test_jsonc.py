@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loremap.agents import jsonc
+from loremap import jsonc
 from loremap.agents.files import (
     BACKUP_SUFFIX,
     read_text_or_none,
@@ -194,6 +194,21 @@ ZED = """// Zed settings
   },
 }
 """
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), DOCUMENTS)
+def test_the_bulk_reader_reads_what_the_editor_reads_and_none_where_it_refuses(data, document):
+    """One tokenizer: the code map's reader (`loads_or_none`) and the editor agree on every
+    document, and on every cut of one the reader says None exactly where the editor refuses."""
+    text = Writer(data).document(document)
+    assert jsonc.loads_or_none(text) == jsonc.loads(text, "doc.json") == document
+    cut = text[:data.draw(st.integers(0, len(text)))]
+    try:
+        expected = jsonc.loads(cut, "doc.json")
+    except InvalidInput:
+        expected = None
+    assert jsonc.loads_or_none(cut) == expected
 
 
 def test_a_new_member_follows_the_files_trailing_commas_and_indentation():

@@ -7,7 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loremap.codemap.resolve import Resolver, loads_jsonc
+from loremap.codemap.resolve import Resolver
+from loremap.jsonc import loads_or_none
 
 
 def tree(root: Path, files: dict[str, str]) -> Resolver:
@@ -361,9 +362,14 @@ def test_files_of_one_folder_share_answers_but_never_import_themselves(tmp_path)
 
 
 def test_a_jsonc_reader_keeps_comment_markers_inside_strings():
-    assert loads_jsonc('{"a": "http://x/*y*/", // c\n "b": [1, 2,],}') == {
+    assert loads_or_none('{"a": "http://x/*y*/", // c\n "b": [1, 2,],}') == {
         "a": "http://x/*y*/", "b": [1, 2]}
-    assert loads_jsonc('{"a": ') is None
+    assert loads_or_none('{"a": ') is None
+    assert loads_or_none('\ufeff{"compilerOptions": {"baseUrl": "."}}') == {
+        "compilerOptions": {"baseUrl": "."}}
+    assert loads_or_none("// nothing but a comment\n") is None
+    assert loads_or_none('{"a": 1 /* never closed') is None
+    assert loads_or_none("[" * 10_000 + "]" * 10_000 + ",") is None  # too deep: no RecursionError
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,

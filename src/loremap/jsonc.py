@@ -1,16 +1,20 @@
 """Read and edit JSON with comments (JSONC) without touching anything but the edited member.
 
-Agents' settings files (VS Code's `mcp.json`, Zed's `settings.json`, Gemini CLI's
-`settings.json`) are JSON with `//` and `/* */` comments and trailing commas, written by hand.
+Hand-written JSON carries `//` and `/* */` comments and trailing commas: agents' settings files
+(VS Code's `mcp.json`, Zed's `settings.json`, Gemini CLI's `settings.json`), which `loremap
+connect` edits, and the tsconfig.json and jsconfig.json files the code map's resolver reads.
 `json.loads` rejects them and `json.dumps` would erase the comments and the user's layout, so
 edits here are splices: the text is parsed once into nodes that know their spans, and an edit
 replaces, inserts or deletes one span. Every byte outside it stays as it was. New members are
 indented like their neighbours, use the file's line ending, and follow its comma style.
 
 Paths name object members by key (`["mcpServers", "loremap"]`); an `int` in a path indexes an
-array. `loads` and the editors raise `InvalidInput` on text that is not JSONC.
+array. `loads` and the editors raise `InvalidInput` on text that is not JSONC; `loads_or_none`
+is the reader for configuration files read in bulk, where a malformed file counts as absent.
+One tokenizer serves both, so the editor and the code map agree on what a file holds. It is a
+leaf module (the standard library and `errors` only) because `agents` and `codemap` sit in
+different layers and both need it.
 """
-
 from __future__ import annotations
 
 import json
@@ -183,6 +187,20 @@ def loads(text: str, shown: str) -> Any:
     """
     node = _parse(text, shown)
     return None if node is None else _python(node)
+
+
+def loads_or_none(text: str) -> object:
+    """The value of a JSON or JSONC document; None when it is malformed (or holds only blanks
+    and comments). Strict JSON, which most configuration files are, goes through the C parser;
+    only a text it rejects is parsed here."""
+    try:
+        return json.loads(text.lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return loads(text, "the JSON text")
+    except (InvalidInput, RecursionError):
+        return None
 
 
 # --- layout of the file -----------------------------------------------------------------------

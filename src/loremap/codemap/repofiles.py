@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from loremap.codemap.jsonc import loads_jsonc
+from loremap.jsonc import loads_or_none
 
 _MAX_CONFIG_BYTES = 1 << 20
 
@@ -129,7 +129,7 @@ class RepoFiles:
         """A listed JSON (or JSONC) file's top-level object, cached; {} when absent or not one."""
         if rel not in self._json_cache:
             text = self.read(rel)
-            self._json_cache[rel] = loads_jsonc(text) if text is not None else None
+            self._json_cache[rel] = loads_or_none(text) if text is not None else None
         data = self._json_cache[rel]
         return data if isinstance(data, dict) else {}
 

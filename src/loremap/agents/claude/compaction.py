@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from loremap.agents import jsonc
+from loremap import jsonc
 from loremap.agents.claude.install import Change
 from loremap.agents.claude.settings import (
     ENV_WINDOW,

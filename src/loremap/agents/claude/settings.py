@@ -70,7 +70,7 @@ def parse_settings(text: str, path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        from loremap.agents.jsonc import loads
+        from loremap.jsonc import loads
 
         loads(text, str(path))  # raises for a syntax error, naming line and column
         raise InvalidInput(f"{path} has comments or trailing commas, and Claude Code ignores "

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loremap.agents import jsonc
+from loremap import jsonc
 from loremap.agents.instructions import BEGIN, BLOCK, END
 from loremap.errors import InvalidInput
 

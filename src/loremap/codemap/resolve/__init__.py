@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from loremap.codemap.jsonc import loads_jsonc
 from loremap.codemap.repofiles import RepoFiles, clean_path, parent_dir
 from loremap.codemap.resolve.includes import IncludeImports
 from loremap.codemap.resolve.js import JsImports
@@ -28,7 +27,7 @@ from loremap.codemap.resolve.packages import PackageImports
 from loremap.codemap.resolve.python import PythonImports
 from loremap.codemap.resolve.rust import RustImports
 
-__all__ = ["Handler", "Resolver", "loads_jsonc"]
+__all__ = ["Handler", "Resolver"]
 
 _MAX_SPEC = 1024
 
