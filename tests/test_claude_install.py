@@ -12,6 +12,7 @@ import pytest
 
 from loremap import jsonc
 from loremap.agents.claude.install import HOOKS
+from loremap.cli import main
 from npm_tools import npm_tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,6 +195,37 @@ def test_compaction_dry_run_writes_nothing(claude_home, repo, cli):
     assert (claude_home / ".claude" / "settings.json").read_text(encoding="utf-8") == \
         USER_SETTINGS
     assert "nothing to undo" in cli("compaction", "--undo").err
+
+
+# --- backups -----------------------------------------------------------------------------
+
+
+def test_rounds_of_install_compaction_and_connect_leave_one_backup_per_file(claude_home, repo):
+    """Each changed file keeps one backup, whatever the number of rounds: the copy from before
+    loremap's latest change to it (the commands run through `loremap.cli.main`)."""
+    gemini = repo / ".gemini" / "settings.json"
+    gemini.parent.mkdir()
+    gemini.write_text('{\n  // mine\n  "theme": "dark"\n}\n', encoding="utf-8")
+    (repo / "GEMINI.md").write_text("# Notes\n", encoding="utf-8")
+    originals = {path: path.read_bytes() for path in (
+        claude_home / ".claude" / "settings.json", claude_home / ".claude.json", gemini,
+        repo / "GEMINI.md")}
+    rounds = [["hooks", "install", "claude"], ["hooks", "uninstall", "claude"],
+              ["compaction", "set", "150000"], ["compaction", "--undo"],
+              ["connect", "gemini"], ["connect", "gemini", "--undo"]]
+    for _ in range(3):
+        for args in rounds:
+            assert main(args) == 0, args
+    for path, data in originals.items():
+        assert path.read_bytes() == data  # every round was undone
+        backups = sorted(p.name for p in path.parent.glob(path.name + ".loremap-backup*"))
+        assert backups == [path.name + ".loremap-backup"], path
+    settings = claude_home / ".claude" / "settings.json"
+    assert main(["compaction", "set", "150000"]) == 0
+    assert main(["compaction", "set", "120000"]) == 0
+    backup = settings.with_name("settings.json.loremap-backup").read_text(encoding="utf-8")
+    assert json.loads(backup)["autoCompactWindow"] == 150000  # the copy before the last change
+    assert len(list(settings.parent.glob("settings.json.loremap-backup*"))) == 1
 
 
 # --- the real Claude Code reads what install wrote ---------------------------------------

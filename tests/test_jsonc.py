@@ -294,21 +294,33 @@ def test_duplicate_members_read_as_the_last_and_are_all_removed():
 # --- files ------------------------------------------------------------------------------------
 
 
-def test_write_with_backup_keeps_the_first_backup_and_the_mode(tmp_path: Path):
+def test_write_with_backup_keeps_one_backup_the_copy_before_the_last_change(tmp_path: Path):
     path = tmp_path / "settings.json"
     assert write_with_backup(path, "one") is None
     path.chmod(0o600)
-    first = write_with_backup(path, "two")
-    assert first == tmp_path / f"settings.json{BACKUP_SUFFIX}"
-    assert first.read_text(encoding="utf-8") == "one"
-    second = write_with_backup(path, "three")
-    assert second is not None and second != first and second.read_text(encoding="utf-8") == "two"
-    assert first.read_text(encoding="utf-8") == "one"
+    backup = write_with_backup(path, "two")
+    assert backup == tmp_path / f"settings.json{BACKUP_SUFFIX}"
+    assert backup.read_text(encoding="utf-8") == "one"
+    assert write_with_backup(path, "three") == backup
+    assert backup.read_text(encoding="utf-8") == "two"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(second.stat().st_mode) == 0o600
-    write_with_backup(path, "one")  # back to the original (an undo) ...
-    assert write_with_backup(path, "two") == first  # ... then again: that backup holds it
-    assert len(list(tmp_path.iterdir())) == 4  # the file, three backups, no temp file left
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert remove_with_backup(path) == backup and backup.read_text(encoding="utf-8") == "three"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [backup.name]  # no temp file left
+
+
+def test_the_dated_backups_of_earlier_versions_go_when_the_file_is_next_backed_up(
+        tmp_path: Path):
+    path = tmp_path / "settings.json"
+    path.write_text("now", encoding="utf-8")
+    theirs = ["settings.json.loremap-backup-notes.txt", "other.json.loremap-backup-20250101-000000"]
+    for name in ["settings.json.loremap-backup", "settings.json.loremap-backup-20250101-120000",
+                 "settings.json.loremap-backup-20250101-120000-2", *theirs]:
+        (tmp_path / name).write_text("old", encoding="utf-8")
+    write_with_backup(path, "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["settings.json", "settings.json.loremap-backup", *theirs])
+    assert (tmp_path / "settings.json.loremap-backup").read_text(encoding="utf-8") == "now"
 
 
 def test_a_symlinked_file_is_edited_through_the_link(tmp_path: Path):

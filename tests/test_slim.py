@@ -225,18 +225,17 @@ def test_a_section_over_the_note_size_limit_refuses_and_writes_nothing(ledgerly,
         encoding="utf-8") == CLAUDE
 
 
-def test_a_second_apply_keeps_the_first_backup(ledgerly, cli):
+def test_a_second_apply_keeps_one_backup_the_file_before_it(ledgerly, cli):
     assert cli("slim", "CLAUDE.md", "--apply").code == 0
     slimmed = (ledgerly / "CLAUDE.md").read_text(encoding="utf-8")
     arch = CLAUDE[CLAUDE.index("## Architecture"):CLAUDE.index("## Commands")]
-    (ledgerly / "CLAUDE.md").write_text(slimmed + "\n" + arch.replace("## Architecture",
-                                                                      "## Payments flow"),
-                                        encoding="utf-8")
+    before = slimmed + "\n" + arch.replace("## Architecture", "## Payments flow")
+    (ledgerly / "CLAUDE.md").write_text(before, encoding="utf-8")
     result = cli("slim", "CLAUDE.md", "--apply")
     assert result.code == 0, result.err
-    assert (ledgerly / "CLAUDE.md.loremap-backup").read_text(encoding="utf-8") == CLAUDE
-    second = list(ledgerly.glob("CLAUDE.md.loremap-backup-*"))
-    assert len(second) == 1 and "## Payments flow" in second[0].read_text(encoding="utf-8")
+    assert (ledgerly / "CLAUDE.md.loremap-backup").read_text(encoding="utf-8") == before
+    assert [p.name for p in ledgerly.glob("CLAUDE.md.loremap-backup*")] == [
+        "CLAUDE.md.loremap-backup"]
     assert "wrote concept-payments-flow" in result.out
 
 

@@ -3,16 +3,19 @@
 The agents' settings files belong to the user, so loremap reads them as bytes (line endings and
 a byte-order mark survive), refuses a binary or non-UTF-8 file with one line instead of
 guessing, and never writes in place: the new text goes to a temporary sibling that is renamed
-over the old file, after the old bytes were copied to `<name>.loremap-backup`. The first backup
-is the pristine file and is never overwritten; later ones carry a timestamp. A symbolic link
-(dotfiles kept in a repository) is followed, so the link survives and its target is edited.
+over the old file, after the old bytes were copied to `<name>.loremap-backup`. Each file has
+one backup, the copy from before loremap's latest change to it: copying it back undoes that
+change and nothing the user did before, and rounds of install and undo leave one file, not a
+pile. (The dated `<name>.loremap-backup-<stamp>` copies earlier versions kept go when the
+file's backup is next written.) A symbolic link (dotfiles kept in a repository) is followed,
+so the link survives and its target is edited.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
+import re
 import stat
 from pathlib import Path
 from typing import NoReturn
@@ -21,6 +24,8 @@ from loremap.errors import InvalidInput
 
 BACKUP_SUFFIX = ".loremap-backup"
 MAX_BYTES = 8 * 1024 * 1024  # no agent's settings file is this large; refuse rather than load it
+# The stamp earlier versions put on every backup after the first: YYYYMMDD-HHMMSS[-N].
+_DATED = re.compile(r"[0-9]{8}-[0-9]{6}(?:-[0-9]+)?")
 
 
 def refuse_unreadable(path: Path, reason: str) -> NoReturn:
@@ -76,23 +81,27 @@ def _write_atomic(path: Path, data: bytes, mode: int | None) -> None:
 
 
 def _backup(path: Path, data: bytes, mode: int) -> Path:
-    """Keep `data` (the file's current bytes) beside it; reuse a backup that already holds them."""
-    plain = path.with_name(path.name + BACKUP_SUFFIX)
-    existing = [plain, *sorted(path.parent.glob(f"{path.name}{BACKUP_SUFFIX}-*"))]
-    for candidate in existing:
+    """Keep `data` (the file's current bytes) as its one backup, replacing the one before."""
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    same = False
+    with contextlib.suppress(OSError):
+        same = backup.is_file() and backup.read_bytes() == data
+    if not same:
+        _write_atomic(backup, data, mode)
+    for dated in _dated_backups(backup):
         with contextlib.suppress(OSError):
-            if candidate.is_file() and candidate.read_bytes() == data:
-                return candidate
-    backup = plain
-    if plain.exists():
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        backup = path.with_name(f"{path.name}{BACKUP_SUFFIX}-{stamp}")
-        number = 1
-        while backup.exists():
-            number += 1
-            backup = path.with_name(f"{path.name}{BACKUP_SUFFIX}-{stamp}-{number}")
-    _write_atomic(backup, data, mode)
+            os.unlink(dated)
     return backup
+
+
+def _dated_backups(backup: Path) -> list[str]:
+    prefix = backup.name + "-"
+    try:
+        with os.scandir(backup.parent) as entries:
+            return [e.path for e in entries
+                    if e.name.startswith(prefix) and _DATED.fullmatch(e.name[len(prefix):])]
+    except OSError:
+        return []
 
 
 def write_with_backup(path: Path, text: str) -> Path | None:
