@@ -188,6 +188,7 @@ def snapshot(store):
         "notes_by_path": store.notes_by_path(),
         "notes_about": store.notes_about(paths),
         "warnings": {p: store.file_warnings(p, ("gotcha", "bug")) for p in paths},
+        "warnings_by_path": store.warnings_by_path(("gotcha", "bug")),
         "note_counts": store.note_counts(),
         "nodes": store.node_count(),
     }
@@ -218,6 +219,9 @@ def assert_same(lite, pg) -> None:
     snap = snapshot(pg)
     assert snap == snapshot(lite)
     assert snap["symbols_in"] == {p: snap["symbols"].get(p, []) for p in snap["symbols_in"]}
+    # The pre-tool hook's one read gives each path what `file_warnings` gives it.
+    assert {p: snap["warnings_by_path"].get(p, []) for p in snap["warnings"]} == \
+        snap["warnings"]
     a, b = floats(lite), floats(pg)
     assert b["ranks"].keys() == a["ranks"].keys()
     assert b["ranks"] == pytest.approx(a["ranks"], abs=1e-9)

@@ -33,10 +33,10 @@ def secured(url: str, role: str) -> str:
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    from loremap.cli.commands import db
+    from loremap.store.postgres import admin
 
     with psycopg.connect(url, autocommit=True) as conn:
-        db.secure_role(conn, role, "secret")
+        admin.secure_role(conn, role, "secret")
     return make_conninfo(url, user=role, password="secret")
 
 
@@ -379,17 +379,17 @@ def test_row_level_security_turned_on_under_a_running_store_is_seen_by_its_next_
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    from loremap.cli.commands import db
+    from loremap.store.postgres import admin
     from loremap.store.postgres.store import PostgresStore
 
     with psycopg.connect(pg, autocommit=True) as conn, conn.transaction():
-        db._ensure_role(conn, app_role, "secret")
-        db._grant(conn, app_role)
+        admin.ensure_role(conn, app_role, "secret")
+        admin.grant(conn, app_role)
     store = PostgresStore(make_conninfo(pg, user=app_role, password="secret"), "p", ANALYZER)
     try:
         fill(store, CORPUS[:2])
         with psycopg.connect(pg, autocommit=True) as conn, conn.transaction():
-            db._enable_policies(conn)
+            admin.enable_policies(conn)
         fill(store, CORPUS[2:])
         assert set(store.note_stamps()) == {n.id for n in CORPUS}
     finally:

@@ -21,7 +21,7 @@ from loremap.config import (
     find_project_root,
     load_settings,
 )
-from loremap.errors import NotFound, StoreError
+from loremap.errors import NotFound, SchemaTooNew, StoreError
 from loremap.git import head_commit, origin_folder, origin_key
 from loremap.memory.service import Memory
 from loremap.store.sqlite import SqliteStore
@@ -210,7 +210,7 @@ class App:
     @property
     def shared(self) -> bool:
         """Whether the index is a shared database (PostgreSQL) rather than this vault's own."""
-        return bool(getattr(self.store, "shared", False))
+        return self.store.shared
 
     @property
     def index_path(self) -> Path:
@@ -299,7 +299,7 @@ def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str
     try:
         return SqliteStore(index, analyzer, busy_ms)
     except StoreError as exc:
-        if "newer than this loremap" in str(exc) and not fresh:
+        if isinstance(exc, SchemaTooNew) and not fresh:
             raise
         aside = index.with_name(f"{index.name}.corrupt-{int(time.time())}")
         with contextlib.suppress(OSError):

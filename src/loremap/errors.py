@@ -12,7 +12,8 @@ and the CLI exits 1 with it. Anything that is not a `LoremapError` is a bug: exi
     │   ├── SecretFound           a credential in text that was about to be written
     │   ├── MalformedNote         a note file that cannot be parsed (names file and line)
     │   ├── IndexLocked           another writer held the index past busy_timeout
-    │   └── StoreError            the index is unusable (corrupt, schema from the future)
+    │   └── StoreError            the index is unusable (corrupt, unreachable, ...)
+    │       └── SchemaTooNew      written by a newer loremap: never set aside as corrupt
 """
 
 from __future__ import annotations
@@ -58,3 +59,8 @@ class IndexLocked(UserError):
 
 class StoreError(UserError):
     """The index cannot be used as it is (corrupt file, unknown schema version)."""
+
+
+class SchemaTooNew(StoreError):
+    """The index or database has a schema version newer than this loremap knows: it belongs
+    to a newer copy of loremap, so it is refused as it is, never rebuilt over."""

@@ -15,8 +15,7 @@ from pathlib import Path
 from loremap.codemap.rank import pagerank
 from loremap.codemap.resolve import Resolver
 from loremap.model import Edge
-from loremap.store import IndexStore
-from loremap.store.sqlite.code import FileRow
+from loremap.store import FileRow, IndexStore
 
 CENTRAL_PER_MODULE = 5
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")

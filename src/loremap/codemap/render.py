@@ -15,8 +15,7 @@ from typing import NamedTuple
 
 from loremap.codemap.languages import LANGUAGES
 from loremap.model import Edge
-from loremap.store import IndexStore
-from loremap.store.sqlite.code import FileRow
+from loremap.store import FileRow, IndexStore
 from loremap.text import estimate_tokens
 from loremap.vault.fs import atomic_write
 

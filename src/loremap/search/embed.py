@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from loremap.errors import InvalidInput
+from loremap.store import VectorStore  # the index's vectors (declared with the store)
 from loremap.text import Analyzer
 
 
@@ -23,18 +24,6 @@ class Embedder(Protocol):
     name: str  # recorded with each vector: vectors of another model are never compared
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
-
-
-class VectorStore(Protocol):
-    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]: ...
-
-    def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]
-                    ) -> None: ...
-
-    def iter_vectors(self, model: str) -> Iterator[tuple[str, Sequence[float]]]: ...
-
-    def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
-                        ) -> list[tuple[str, float]]: ...
 
 
 class HashEmbedder:

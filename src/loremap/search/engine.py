@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import NamedTuple, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
 from loremap.search import entities, ppr
@@ -39,30 +39,10 @@ from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, pack, render, snippet
+from loremap.store import SearchStore  # the engine's reads: declared below it
 from loremap.text import Analyzer
 
 Stale = Callable[[NodeRow], list[str]]
-
-
-class SearchStore(entities.NameIndex, ppr.Graph, Protocol):
-    def node_count(self) -> int: ...
-
-    def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
-
-    def text_search(self, query: TextQuery, limit: int, filters: Filters,
-                    weights: Sequence[float]) -> list[tuple[str, float]]: ...
-
-    def section_search(self, query: TextQuery, limit: int) -> list[tuple[str, int, float]]: ...
-
-    def nodes(self, ids: Sequence[str], filters: Filters | None = None
-              ) -> dict[str, NodeRow]: ...
-
-    def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]
-                   ) -> dict[str, set[str]]: ...
-
-    def degree(self, node_id: str) -> int: ...
-
-    def symbols_in(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]: ...
 
 
 class Request(NamedTuple):
@@ -366,7 +346,7 @@ class Engine:
         walk, via = self._ppr(seeds)
         vectors: list[str] = []
         if self.embedder is not None and self.config.vectors > 0:
-            vectors = [i for i, _ in nearest(self.store, self.embedder, text,  # type: ignore[arg-type]
+            vectors = [i for i, _ in nearest(self.store, self.embedder, text,
                                              self.config.pool * 2)]
         section_ids = [path for path, _ in sections]
         # Every row so far passed the filters (bm25 ranks and entities are read with them).

@@ -18,7 +18,7 @@ from typing import Any
 
 from loremap.model import Edge
 from loremap.model.code import CodeFile, FileStamp
-from loremap.store.sqlite.code import FileRow, _file_body
+from loremap.store.rows import FILE_COLUMNS, FileRow, file_body, read_file_row
 from loremap.text import Analyzer
 
 C = 'COLLATE "C"'  # SQLite compares text byte by byte; so does PostgreSQL's C collation
@@ -107,7 +107,7 @@ class PgCodeTables:
 
     def _index_file_node(self, file: CodeFile, rank: float) -> None:
         path = file.path
-        body = _file_body(file.docstring, file.subjects)
+        body = file_body(file.docstring, file.subjects)
         tokens = self.analyzer.tokens
         columns = (" ".join(tokens(path.rsplit("/", 1)[-1])), " ".join(tokens(body)), "",
                    " ".join(tokens(" ".join(d.name for d in file.definitions))),
@@ -152,7 +152,7 @@ class PgCodeTables:
             if list(old) == new:
                 continue
             changed += 1
-            body = _file_body(docstring, new)
+            body = file_body(docstring, new)
             self.execute("UPDATE files SET subjects = %s WHERE project = %s AND path = %s",
                          (Jsonb(new), self.project, path))
             # The words as put_node counted them: the tokens joined by spaces, split again.
@@ -405,14 +405,14 @@ class PgCodeTables:
 
     def code_files(self) -> list[FileRow]:
         rows = self.execute(
-            "SELECT path, module, language, docstring, rank FROM files WHERE project = %s AND "
+            f"SELECT {FILE_COLUMNS} FROM files WHERE project = %s AND "
             f"language IS NOT NULL ORDER BY path {C}", (self.project,))
-        return [FileRow(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
+        return [read_file_row(r) for r in rows]
 
     def file_row(self, path: str) -> FileRow | None:
-        r = self.execute("SELECT path, module, language, docstring, rank FROM files "
-                         "WHERE project = %s AND path = %s", (self.project, path)).fetchone()
-        return None if r is None else FileRow(r[0], r[1], r[2], r[3], float(r[4]))
+        r = self.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE project = %s AND path = %s",
+                         (self.project, path)).fetchone()
+        return None if r is None else read_file_row(r)
 
     def symbols_of(self, path: str) -> list[tuple[str, str, int]]:
         return [(r[0], r[1], int(r[2])) for r in self.execute(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loremap.errors import StoreError
+from loremap.errors import SchemaTooNew
 
 # The tables of a shared memory, in the order they are dropped; each has a `project` column.
 TABLES = ("vectors", "section_postings", "sections", "postings", "refs", "symbols", "files",
@@ -231,7 +231,7 @@ def migrate(conn: Any) -> tuple[int, int]:
                      "KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
     before = current_version(conn)
     if before > len(MIGRATIONS):
-        raise StoreError(
+        raise SchemaTooNew(
             f"the database has schema version {before}, newer than this loremap knows "
             f"({len(MIGRATIONS)}); upgrade loremap")
     for number, step in enumerate(MIGRATIONS[before:], start=before + 1):

@@ -16,12 +16,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
+from loremap.store.rows import NODE_COLUMNS, node_row
 
 K1 = 1.2
 B = 0.75
 HNSW_MAX_DIM = 2000  # the most dimensions pgvector's HNSW index takes
-_NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at, valid_from, "
-                 "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank")
 
 
 def _weighted_terms(project: str, query: TextQuery, rows: str, tokens: str, postings: str,
@@ -61,13 +60,6 @@ def _f8(value: float) -> str:
     """A double precision literal: a bare `1.2` is numeric in PostgreSQL, and numeric
     arithmetic over thousands of postings costs three times what FTS5's doubles do."""
     return f"{float(value)!r}::float8"
-
-
-def _node(row: Sequence[Any]) -> NodeRow:
-    return NodeRow(
-        row[0], row[1], row[2], row[3] or "", row[4], row[5], row[6], row[7], row[8], row[9],
-        row[10], row[11], row[12], tuple(row[13]), dict(row[14]), tuple(row[15]),
-        float(row[16]))
 
 
 def where(filters: Filters, prefix: str, project: str) -> tuple[str, list[object]]:
@@ -202,8 +194,8 @@ class PgSearchTables:
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return {}
-        return {row[0]: _node(row) for row in self.execute(
-            f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE n.project = %s AND n.id = ANY(%s)"
+        return {row[0]: node_row(row) for row in self.execute(
+            f"SELECT {NODE_COLUMNS} FROM nodes n WHERE n.project = %s AND n.id = ANY(%s)"
             f"{cond}", [self.project, wanted, *params])}
 
     def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]) -> dict[str, set[str]]:

@@ -26,15 +26,14 @@ from typing import Any, NamedTuple
 import psycopg
 from psycopg.types.json import Jsonb
 
-from loremap.errors import IndexLocked, StoreError
+from loremap.errors import IndexLocked, SchemaTooNew, StoreError
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.search import Filters
 from loremap.store.postgres import first_line, schema
 from loremap.store.postgres.code import PgCodeTables
 from loremap.store.postgres.search import PgSearchTables, where
+from loremap.store.rows import NOTE_COLUMNS
 from loremap.text import Analyzer
-
-_NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
 
 
 class SharedDoc(NamedTuple):
@@ -118,7 +117,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
         if version != len(schema.MIGRATIONS):
             self.close()
             if version > len(schema.MIGRATIONS):
-                raise StoreError(f"{self.location} has schema version {version}, newer than "
+                raise SchemaTooNew(f"{self.location} has schema version {version}, newer than "
                                  f"this loremap knows ({len(schema.MIGRATIONS)}); upgrade loremap")
             raise StoreError(f"{describe(url)} has schema version {version}, this loremap needs "
                              f"{len(schema.MIGRATIONS)}: run `loremap db migrate`")
@@ -371,7 +370,7 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             return []
         cond, params = where(Filters(types=tuple(types), statuses=tuple(statuses)), "",
                              self.project)
-        sql = (f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE project = %s AND kind = 'note'{cond} "
+        sql = (f"SELECT {NOTE_COLUMNS} FROM nodes WHERE project = %s AND kind = 'note'{cond} "
                "ORDER BY recorded_at DESC NULLS LAST, id COLLATE \"C\"")
         return [IndexedNote(*row) for row in self.execute(sql, [self.project, *params])]
 

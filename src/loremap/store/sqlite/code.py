@@ -11,26 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import NamedTuple
 
 from loremap.model import Edge
 from loremap.model.code import CodeFile, FileStamp
+from loremap.store.rows import FILE_COLUMNS, FileRow, file_body, read_file_row
 from loremap.text import Analyzer
-
-
-class FileRow(NamedTuple):
-    """A file of the code map as the renderers read it."""
-
-    path: str
-    module: str
-    language: str | None
-    docstring: str
-    rank: float
-
-
-def _file_body(docstring: str, subjects: Sequence[str]) -> str:
-    """A file node's body: its docstring, then (a paragraph apart) its last commit subjects."""
-    return "\n\n".join(part for part in (docstring.strip(), "\n".join(subjects)) if part)
 
 
 class CodeTables:
@@ -93,7 +78,7 @@ class CodeTables:
     def _index_file_node(self, file: CodeFile, rank: float) -> None:
         c = self.conn
         path = file.path
-        body = _file_body(file.docstring, file.subjects)
+        body = file_body(file.docstring, file.subjects)
         cur = c.execute("INSERT INTO nodes (id, kind, title, body, path, rank) "
                         "VALUES (?, 'file', ?, ?, ?, ?)", (path, path, body, path, rank))
         tokens = self.analyzer.tokens
@@ -116,7 +101,7 @@ class CodeTables:
             if json.loads(old) == new:
                 continue
             changed += 1
-            body = _file_body(docstring, new)
+            body = file_body(docstring, new)
             c.execute("UPDATE files SET subjects = ? WHERE path = ?", (json.dumps(new), path))
             c.execute("UPDATE nodes SET body = ? WHERE rowid = ?", (body, rowid))
             c.execute("UPDATE fts SET body = ? WHERE rowid = ?",
@@ -299,14 +284,14 @@ class CodeTables:
     # --- reading ----------------------------------------------------------------------------
 
     def code_files(self) -> list[FileRow]:
-        rows = self.conn.execute("SELECT path, module, language, docstring, rank FROM files "
+        rows = self.conn.execute(f"SELECT {FILE_COLUMNS} FROM files "
                                  "WHERE language IS NOT NULL ORDER BY path")
-        return [FileRow(*r) for r in rows]
+        return [read_file_row(r) for r in rows]
 
     def file_row(self, path: str) -> FileRow | None:
-        row = self.conn.execute("SELECT path, module, language, docstring, rank FROM files "
-                                "WHERE path = ?", (path,)).fetchone()
-        return None if row is None else FileRow(*row)
+        row = self.conn.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?",
+                                (path,)).fetchone()
+        return None if row is None else read_file_row(row)
 
     def symbols_of(self, path: str) -> list[tuple[str, str, int]]:
         return [(r[0], r[1], r[2]) for r in self.conn.execute(
@@ -359,6 +344,22 @@ class CodeTables:
             "e.dst = ? AND e.origin = 'declared')) ORDER BY recorded_at DESC, id",
             (*types, path, path))
         return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def warnings_by_path(self, types: Sequence[str]) -> dict[str, list[tuple[str, str, str, str]]]:
+        """Every path (in a note's `files` or a declared link) -> `file_warnings` of it, in
+        one query (what the pre-tool hook keeps for a while on a shared database)."""
+        out: dict[str, list[tuple[str, str, str, str]]] = {}
+        if not types:
+            return out
+        marks = ", ".join("?" for _ in types)
+        for note_id, note_type, title, body, files, links in self.conn.execute(
+                "SELECT id, type, title, body, files, (SELECT json_group_array(e.dst) FROM "
+                "edges e WHERE e.src = n.id AND e.origin = 'declared') FROM nodes n WHERE "
+                f"kind = 'note' AND status = 'active' AND type IN ({marks}) "
+                "ORDER BY recorded_at DESC, id", tuple(types)):
+            for path in dict.fromkeys([*json.loads(files), *json.loads(links)]):
+                out.setdefault(path, []).append((note_id, note_type, title, body))
+        return out
 
     def module_summaries(self) -> dict[str, str]:
         """Folder path ("" for the root) -> the summary stored on its module node."""

@@ -10,7 +10,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-from loremap.errors import StoreError
+from loremap.errors import SchemaTooNew
 
 # unicode61 with '_' as a token character indexes the analyzer's tokens ([a-z0-9_]+) as they are.
 FTS_TOKENIZER = "unicode61 remove_diacritics 0 tokenchars '_'"
@@ -159,7 +159,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     )
     version = current_version(conn)
     if version > len(MIGRATIONS):
-        raise StoreError(
+        raise SchemaTooNew(
             f"the index has schema version {version}, newer than this loremap knows "
             f"({len(MIGRATIONS)}); upgrade loremap or run `loremap reindex`"
         )

@@ -14,24 +14,20 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
+from loremap.store.rows import NODE_COLUMNS, node_row
 from loremap.store.sqlite.schema import FTS_COLUMNS
 
-_NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at, valid_from, "
-                 "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank")
 _CHUNK = 500  # ids per `IN (...)`, well under SQLite's variable limit
 
 
-def _json_list(text: object) -> tuple[str, ...]:
-    return () if text == "[]" else tuple(json.loads(str(text)))
-
-
-def _node(row: Sequence[object]) -> NodeRow:
-    hashes = row[14]
-    return NodeRow(
-        str(row[0]), str(row[1]), str(row[2]), str(row[3] or ""), str(row[4]), str(row[5]),
-        str(row[6]), str(row[7]), row[8], row[9], row[10], row[11], row[12],  # type: ignore[arg-type]
-        _json_list(row[13]), {} if hashes == "{}" else json.loads(str(hashes)),
-        _json_list(row[15]), float(row[16]))  # type: ignore[arg-type]
+def _json(text: object) -> object:
+    """A JSON column's value (the empty list and map, most notes' and every file's, spared
+    the parser)."""
+    if text == "[]":
+        return ()
+    if text == "{}":
+        return {}
+    return json.loads(str(text))
 
 
 def quote_fts(token: str) -> str:
@@ -155,9 +151,9 @@ class SearchTables:
             part = wanted[start:start + _CHUNK]
             marks = ", ".join("?" for _ in part)
             for row in self.conn.execute(
-                    f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE n.id IN ({marks}){cond}",
+                    f"SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id IN ({marks}){cond}",
                     [*part, *params]):
-                out[row[0]] = _node(row)
+                out[row[0]] = node_row(row, _json)
         return out
 
     def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]) -> dict[str, set[str]]:

@@ -17,13 +17,12 @@ from pathlib import Path
 from loremap.errors import IndexLocked, StoreError
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.search import Filters
+from loremap.store.rows import NOTE_COLUMNS
 from loremap.store.sqlite import schema
 from loremap.store.sqlite.code import CodeTables
 from loremap.store.sqlite.search import SearchTables
 from loremap.store.sqlite.search import where as search_where
 from loremap.text import Analyzer
-
-_NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
 
 
 def fts5_available() -> bool:
@@ -36,9 +35,12 @@ def fts5_available() -> bool:
     return True
 
 
-def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
+def is_locked(exc: sqlite3.Error) -> bool:
+    """Whether `exc` says another connection holds the lock (SQLITE_BUSY or SQLITE_LOCKED,
+    extended codes included: the primary code is the low byte), whatever its message. An
+    error the sqlite3 module raised itself (a closed connection) carries no code: not a lock."""
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class SqliteStore(CodeTables, SearchTables):
@@ -58,6 +60,10 @@ class SqliteStore(CodeTables, SearchTables):
             self._configure()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
+            if is_locked(exc):  # busy, not broken: the file must not be set aside as corrupt
+                raise IndexLocked(
+                    f"the index {path} is locked by another process (waited "
+                    f"{busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try again") from None
             raise StoreError(f"the index {path} is unreadable ({exc}); run `loremap reindex`")\
                 from None
 
@@ -84,7 +90,7 @@ class SqliteStore(CodeTables, SearchTables):
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if _is_locked(exc):
+            if is_locked(exc):
                 raise IndexLocked(
                     f"the index {self.location} is locked by another writer (waited "
                     f"{self.busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try again"
@@ -178,7 +184,7 @@ class SqliteStore(CodeTables, SearchTables):
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]:
         where, params = search_where(Filters(types=tuple(types), statuses=tuple(statuses)), "")
-        sql = f"SELECT {_NOTE_COLUMNS} FROM nodes WHERE kind = 'note'{where}"
+        sql = f"SELECT {NOTE_COLUMNS} FROM nodes WHERE kind = 'note'{where}"
         if scope is not None:
             sql += " AND scope = ?"
             params.append(scope)

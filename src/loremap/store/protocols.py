@@ -1,0 +1,227 @@
+"""What the layers above ask of an index, as protocols both backends satisfy.
+
+`Store` is what the services (remember, forget, reconcile, doctor) need; `SearchStore` the
+search engine's reads (text, names, the graph walk, vectors); `CodeStore` the code map's
+operations (index, graph, rank, render, the hooks' warnings). `IndexStore` is all of them:
+what `App` holds and the code map takes. They are declared here, below `search` and
+`codemap`, so those layers and `App` name an index without naming a backend;
+`tests/test_store_contract.py` runs the same operations on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from loremap.model import Edge, IndexedNote, Note, NoteStamp
+from loremap.model.code import CodeFile, FileStamp
+from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
+from loremap.store.rows import FileRow
+from loremap.text import Analyzer
+
+
+class Store(Protocol):
+    """Operations the services need from an index."""
+
+    location: str
+    shared: bool  # a database several vaults share (PostgreSQL): not reconciled with one vault
+
+    def close(self) -> None: ...
+
+    def write(self) -> AbstractContextManager[None]:
+        """One write transaction; raises `IndexLocked` after busy_timeout."""
+        ...
+
+    def schema_version(self) -> int: ...
+
+    def clear(self) -> None:
+        """Drop every row (inside `write()`), leaving an empty index of the current schema."""
+        ...
+
+    def note_stamps(self) -> dict[str, NoteStamp]:
+        """id -> (scope, mtime_ns, size, content_hash) of every note row, for reconciliation."""
+        ...
+
+    def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
+                    size: int, text: str | None = None, edited_ns: int = 0) -> None:
+        """Index a note; a shared store also keeps its markdown `text` for the other
+        machines (and skips personal notes), edited at `edited_ns` (the file's mtime; 0: now).
+        `mtime_ns` is the stat signature's (0 while the file is too recent to trust)."""
+        ...
+
+    def touch_note(self, note_id: str, mtime_ns: int, size: int) -> None:
+        """Record a new stat for a file whose content hash did not change."""
+        ...
+
+    def delete_note(self, note_id: str) -> None: ...
+
+    def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
+                   scope: str | None = None) -> list[IndexedNote]: ...
+
+    def edges(self, node_id: str) -> list[Edge]:
+        """Edges leaving or reaching `node_id`."""
+        ...
+
+    def declared_edges(self) -> list[Edge]:
+        """Every edge notes declare (links and supersedes)."""
+        ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def iter_note_ids(self) -> Iterator[str]: ...
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]: ...
+
+
+class VectorStore(Protocol):
+    """One embedding per node and model (`search.embed` fills and queries them)."""
+
+    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """(id, text) of up to `limit` nodes without a vector of `model`."""
+        ...
+
+    def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]
+                    ) -> None: ...
+
+    def iter_vectors(self, model: str) -> Iterator[tuple[str, Sequence[float]]]: ...
+
+    def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
+                        ) -> list[tuple[str, float]]:
+        """(id, dot product) of the `limit` nearest vectors of `model`, best first."""
+        ...
+
+
+class SearchStore(VectorStore, Protocol):
+    """The search engine's reads. `edge_batch`: how many nodes' edges one read of the walk
+    should fetch (1 where a read is a local call, more where each is a round trip)."""
+
+    edge_batch: int
+
+    def node_count(self) -> int: ...
+
+    def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
+
+    def text_search(self, query: TextQuery, limit: int, filters: Filters,
+                    weights: Sequence[float]) -> list[tuple[str, float]]: ...
+
+    def section_search(self, query: TextQuery, limit: int) -> list[tuple[str, int, float]]: ...
+
+    def nodes(self, ids: Sequence[str], filters: Filters | None = None
+              ) -> dict[str, NodeRow]: ...
+
+    def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]
+                   ) -> dict[str, set[str]]: ...
+
+    def neighborhoods(self, nodes: Sequence[str], cap: int
+                      ) -> Mapping[str, list[Neighbor] | None]:
+        """Every node of `nodes` -> its edges seen from it, heaviest first; None for a node
+        with more than `cap` edges, whose edges are not read."""
+        ...
+
+    def neighbors(self, node_id: str, limit: int = 256) -> list[Neighbor]: ...
+
+    def degree(self, node_id: str) -> int: ...
+
+    def degree_over(self, node_id: str, limit: int) -> bool: ...
+
+    def files_named(self, names: Iterable[str]) -> dict[str, list[str]]: ...
+
+    def symbols_named(self, names: Iterable[str], max_definers: int) -> list[SymbolRow]: ...
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]: ...
+
+    def symbols_in(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]: ...
+
+
+class CodeStore(Protocol):
+    """The code map's operations (changes inside `write()`): files with their definitions
+    and references, the file graph and its ranks, module nodes, and the reads of the map
+    pages, `show` and the hooks. `analyzer`: the one the index's text was built with."""
+
+    analyzer: Analyzer
+
+    # --- files ------------------------------------------------------------------------------
+
+    def source_file_count(self) -> int: ...
+
+    def skipped_counts(self) -> dict[str, int]: ...
+
+    def file_stamps(self) -> dict[str, FileStamp]: ...
+
+    def defined_names(self, paths: Iterable[str]) -> set[str]: ...
+
+    def upsert_file(self, file: CodeFile) -> None: ...
+
+    def set_subjects(self, subjects: dict[str, tuple[str, ...]]) -> int:
+        """Record each file's latest commit subjects; the number of files whose changed."""
+        ...
+
+    def touch_file(self, path: str, size: int, mtime_ns: int) -> None: ...
+
+    def delete_files(self, paths: Iterable[str]) -> None: ...
+
+    # --- graph ------------------------------------------------------------------------------
+
+    def file_imports(self, paths: Iterable[str] | None = None
+                     ) -> list[tuple[str, str, list[str]]]: ...
+
+    def all_file_paths(self) -> list[str]: ...
+
+    def replace_edges(self, origin: str, edges: Iterable[Edge], sources: Iterable[str] | None
+                      = None) -> None: ...
+
+    def rebuild_reference_edges(self, sources: Iterable[str] | None = None,
+                                max_definers: int = 20) -> None: ...
+
+    def referencing(self, names: Iterable[str]) -> set[str]: ...
+
+    def outgoing(self, sources: Iterable[str]) -> set[tuple[str, str, str, float]]: ...
+
+    def weighted_edges(self, origins: Sequence[str]) -> Iterator[tuple[str, str, float]]: ...
+
+    def graph_edges(self, origins: Sequence[str], touching: Iterable[str] | None = None
+                    ) -> list[Edge]: ...
+
+    def file_ranks(self) -> dict[str, float]: ...
+
+    def set_file_ranks(self, ranks: dict[str, float]) -> None: ...
+
+    def replace_modules(self, modules: dict[str, tuple[str, float]], partial: bool = False
+                        ) -> None: ...
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def code_files(self) -> list[FileRow]: ...
+
+    def file_row(self, path: str) -> FileRow | None: ...
+
+    def symbols_of(self, path: str) -> list[tuple[str, str, int]]: ...
+
+    def symbols_in(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]: ...
+
+    def module_symbols(self, module: str) -> dict[str, list[tuple[str, str, int]]]: ...
+
+    def notes_by_path(self) -> dict[str, list[tuple[str, str, str]]]: ...
+
+    def notes_about(self, paths: Sequence[str]) -> list[tuple[str, str, str]]: ...
+
+    def file_warnings(self, path: str, types: Sequence[str]
+                      ) -> list[tuple[str, str, str, str]]: ...
+
+    def warnings_by_path(self, types: Sequence[str]
+                         ) -> dict[str, list[tuple[str, str, str, str]]]:
+        """Every path -> `file_warnings` of it, in one read."""
+        ...
+
+    def module_summaries(self) -> dict[str, str]: ...
+
+    def notes_digest(self) -> str: ...
+
+    def note_counts(self) -> dict[str, int]: ...
+
+
+class IndexStore(Store, SearchStore, CodeStore, Protocol):
+    """A whole index: what `App` opens (SQLite or PostgreSQL) and the code map takes."""
