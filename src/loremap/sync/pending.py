@@ -38,7 +38,7 @@ class Unpushed(NamedTuple):
 def unpushed(memory: Memory) -> Unpushed | None:
     """On a shared database, the project's note files it has no note for (ids sorted); None on
     this vault's own index (which reconciles with the files itself) or outside a project."""
-    if not getattr(memory.store, "shared", False) or memory.project is None:
+    if not memory.store.shared or memory.project is None:
         return None
     from loremap.store.postgres.store import PostgresStore
 

@@ -112,7 +112,7 @@ class Sync:
     @classmethod
     def of(cls, memory: Memory, state: Path) -> Sync:
         """The sync of `memory`'s project vault; `state` is the user's state folder."""
-        if not getattr(memory.store, "shared", False):
+        if not memory.store.shared:
             raise InvalidInput(NEEDS_SHARED)
         from loremap.store.postgres.store import PostgresStore
 
