@@ -2,7 +2,7 @@
 
 Claude Code (`claude -p`) is pointed at it with `ANTHROPIC_BASE_URL`; it answers
 `POST /v1/messages` with server-sent events in the shape the real API streams
-(docs: /work/shared/reference/claude-code-e2e.md §3). Each test gives it a script: a list of
+(as the recorded Claude Code facts describe the stream). Each test gives it a script: a list of
 steps (call this tool with this input, or say this text) played in order, per Claude Code
 session, keyed by the `X-Claude-Code-Session-Id` header. It records every request body it gets,
 so a test can assert what reached the model: the hooks' context, the tool results. A

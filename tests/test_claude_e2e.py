@@ -4,8 +4,9 @@ Messages API on loopback (tests/standin_api.py), so no credentials and no networ
 
 What is asserted is what reaches the model (the request bodies the stand-in recorded), what
 lands in the repository (notes, session records) and what Claude Code writes in its transcript.
-The recipe, and why each environment variable is set, is in
-/work/shared/reference/claude-code-e2e.md. A run takes a few seconds; the time is printed.
+The recipe follows the recorded Claude Code facts (the end-to-end reference kept with the
+project's shared notes, outside this repository); `claude_env` below is the environment it
+needs. A run takes a few seconds; the time is printed.
 """
 
 from __future__ import annotations

@@ -66,3 +66,54 @@ def test_the_licence_pyproject_names_is_in_the_repository():
     assert project["license"] == "MIT" and text.startswith("MIT License\n")
     assert "Copyright (c) 2026 loremap developers" in text
     assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "plugin").rglob("*.md"))]
+
+
+OUTSIDE = ("../" + "shared", "/work/" + "shared")  # spelt apart: this file is a test too
+
+
+def test_no_doc_or_test_points_outside_the_repository():
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        assert not any(place in text for place in OUTSIDE), path
+        for target in re.findall(r"\]\(([^)#\s]+)", text):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            resolved = (path.parent / target).resolve()
+            assert resolved.is_relative_to(ROOT) and resolved.exists(), (path, target)
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not any(place in text for place in OUTSIDE), path
+
+
+def test_install_lines_name_what_works_before_a_release():
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        # `pipx install 'loremap[mcp]'` asks an index that has no loremap yet.
+        assert not re.search(r"(pipx|pip|uv tool) install '?loremap\[", text), path
+    assert "pipx install ./loremap" in README and "uv tool install ./loremap" in README
+    assert "git+<this repository's git URL>" in README
+
+
+def test_the_mcp_sdk_is_a_core_dependency_and_the_old_extra_still_resolves():
+    import tomllib
+
+    from loremap.mcp import SDK
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert SDK in project["dependencies"]
+    assert project["optional-dependencies"]["mcp"] == []
+
+
+def test_serve_without_the_sdk_names_the_commands_that_mend_it(project, cli, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp.server", None)  # import mcp.server now fails
+    result = cli("serve")
+    assert result.code == 1
+    assert result.err.count("\n") == 1
+    assert "`pipx install --force ./loremap`" in result.err
+    assert f"`{sys.executable} -m pip install 'mcp>=2.3,<3'`" in result.err

@@ -1,6 +1,6 @@
 """The X-ray's token totals, checked against ccusage 18.0.11 and against transcripts whose totals
 are known by construction (tests/transcripts.py), on generated data and on the real samples in
-../shared/reference/transcripts.
+tests/fixtures/claude_code/transcripts (recorded Claude Code transcripts, sanitized).
 
 How they differ, on purpose: Claude Code writes one API response as several `assistant` lines
 (one per content block) sharing `message.id` + `requestId`, each repeating `message.usage`, and

@@ -43,7 +43,8 @@ SETTINGS: tuple[Setting, ...] = (
             "(environment only: config.toml lives inside the project)."),
     Setting("project.name", "", "LOREMAP_PROJECT_NAME",
             "The project's name in the map's title (default: the repository folder's name, "
-            "which differs between clones)."),
+            "which differs between clones), and its key in a shared database when it has no git "
+            "remote `origin` and no store.project."),
     Setting("text.languages", ("en",), "LOREMAP_LANGUAGES",
             "Languages of the notes (comma-separated in the environment). The first one picks the "
             "Snowball stemmer; stopwords of all of them (en, pt, es) are dropped."),
@@ -57,8 +58,9 @@ SETTINGS: tuple[Setting, ...] = (
             "PostgreSQL URL of a shared memory (`postgresql://user@host/db`); empty: the embedded "
             "SQLite index. Keep passwords out of config.toml: use the environment or ~/.pgpass."),
     Setting("store.connect_timeout_s", 10, "LOREMAP_CONNECT_TIMEOUT_S",
-            "Seconds to wait for the shared database to answer a connection (the hooks wait at "
-            "most 2: an agent's tool call must not hang on an unreachable server)."),
+            "Seconds to wait for the shared database to answer a connection (the hooks wait 2 "
+            "unless the environment sets this: an agent's tool call must not hang on an "
+            "unreachable server)."),
     Setting("store.project", "", "LOREMAP_PROJECT_KEY",
             "This project's key in a shared database, the same on every machine (default: the "
             "git remote `origin` as host/owner/repo, else project.name, else the folder name; a "
@@ -72,8 +74,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Search engine settings as key=value pairs (e.g. `ppr=0.5,mmr=0.7`); the keys are "
             "listed in docs/search.md."),
     Setting("search.embedder", "", "LOREMAP_EMBEDDER",
-            "The embedding model for the vector list (empty: none). The core knows `hash`, a "
-            "deterministic test embedder; the embeddings extra adds real models."),
+            "The embedding model for the vector list (empty: none). Only `hash` (or "
+            "`hash-<dimensions>`) exists so far: a deterministic embedder for tests, not a "
+            "model of meaning."),
     Setting("codemap.exclude", (), "LOREMAP_EXCLUDE",
             "More gitignore-style patterns of files the code map skips (comma-separated in the "
             "environment), on top of the built-in ones (vendored, generated, minified, locks)."),

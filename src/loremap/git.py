@@ -157,7 +157,7 @@ def origin_key(root: Path) -> str | None:
     """The git remote `origin` as `host/owner/repo` (the same on every clone, whichever URL
     form each uses: https, ssh, scp-like), or None without one.
 
-    A remote that is a folder on this machine (`git clone /work/app`) is followed: the key is
+    A remote that is a folder on this machine (`git clone ~/src/app`) is followed: the key is
     that repository's own origin's, and None when it has none (`origin_folder` then names it),
     so a repository and its local clones agree.
     """

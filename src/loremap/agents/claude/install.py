@@ -77,7 +77,8 @@ def executable(name: str) -> str:
     found = shutil.which(name)
     if found is None:
         raise NotFound(f"{name} is not installed beside {sys.executable} nor on PATH: install "
-                       "loremap with `pipx install 'loremap[mcp]'`")
+                       "loremap where Claude Code finds it (from a clone: `pipx install "
+                       "./loremap`)")
     return str(Path(found).resolve())
 
 

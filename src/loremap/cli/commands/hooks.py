@@ -32,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
             else claude_install.plan_uninstall)
     changes = plan(scope, root, os.environ)
     if args.action == "install" and importlib.util.find_spec("mcp") is None:
-        warn(["the MCP server needs the SDK: install loremap with `pipx install "
-              "'loremap[mcp]'` (the hooks work without it)"])
+        from loremap.mcp import sdk_hint
+
+        warn([f"the MCP server will not start: {sdk_hint()} (the hooks work without it)"])
     if args.json:
         emit_json({"action": args.action, "scope": scope, "dry_run": args.dry_run,
                    "files": [{"path": str(c.path), "old": c.old, "new": c.new}
