@@ -117,3 +117,32 @@ def test_serve_without_the_sdk_names_the_commands_that_mend_it(project, cli, mon
     assert result.err.count("\n") == 1
     assert "`pipx install --force ./loremap`" in result.err
     assert f"`{sys.executable} -m pip install 'mcp>=2.3,<3'`" in result.err
+
+
+def test_the_readme_s_first_command_leaves_a_fresh_clone_unmodified(tmp_path):
+    """The committed map pages are what `loremap init` and `loremap map` render from the
+    committed code: a page left stale by a code change (the cause once) fails here. Run
+    `loremap index` and commit `.loremap/` with the change. Checks HEAD, in a clone."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    def git(*args: str, cwd: Path = ROOT) -> str:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              check=True).stdout
+
+    if not (ROOT / ".git").exists() or git("rev-parse", "--is-shallow-repository") != "false\n":
+        pytest.skip("needs the repository's whole history (co-change edges come from it)")
+    clone = tmp_path / "clone"
+    git("clone", "-q", "--no-hardlinks", str(ROOT), str(clone), cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOREMAP_", "PYTHON"))}
+    env.update(PYTHONPATH=str(clone / "src"), LOREMAP_HOME=str(tmp_path / "home"),
+               LOREMAP_WORKERS="1")
+    for command in ("init", "map"):
+        done = subprocess.run([sys.executable, "-m", "loremap", command], cwd=clone, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+    changed = git("status", "--porcelain", cwd=clone)
+    assert changed == "", f"regenerate the map pages (`loremap index`) and commit them:\n{changed}"
