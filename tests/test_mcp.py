@@ -141,7 +141,8 @@ def test_a_mistyped_argument_is_refused_with_a_suggestion_and_nothing_runs(shop)
         return [await fails(c, "recall", {"query": "coupon", "budjet": 300}),
                 await fails(c, "recall", {"terms": ["coupon"]}),
                 await fails(c, "recall", {"query": "coupon", "budget": "lots"}),
-                await fails(c, "remember", {"facts": [{"type": "bugg", "title": "x"}]})]
+                await fails(c, "remember",
+                            {"facts": [{"type": "bugg", "title": "x", "body": "b"}]})]
 
     unknown, missing, wrong_type, bad_enum = run(shop, body)
     assert "unknown argument 'budjet' (did you mean 'budget'?)" in unknown
@@ -151,7 +152,8 @@ def test_a_mistyped_argument_is_refused_with_a_suggestion_and_nothing_runs(shop)
 
 
 def test_oversized_arguments_are_refused_with_the_limit(shop):
-    facts = [{"type": "gotcha", "title": f"fact {i}"} for i in range(21)]
+    facts = [{"type": "gotcha", "title": f"fact {i}", "body": "b"}
+             for i in range(21)]
 
     async def body(c: Client) -> list[str]:
         return [await fails(c, "recall", {"query": "x" * 20_001}),
@@ -210,6 +212,7 @@ def test_remember_warns_of_a_similar_note_and_reports_what_it_superseded(shop):
     again = {"type": "gotcha", "title": "Coupons apply after the cart total",
              "body": "Same lesson, said again."}
     replacement = {"type": "decision", "title": "Discounts may be fixed amounts with a floor",
+                   "body": "A fixed amount never takes the total under 1.",
                    "supersedes": "decision-discounts-are-percentages-never-fixed-amounts"}
 
     async def body(c: Client) -> tuple[str, str]:
@@ -240,7 +243,8 @@ def test_remember_outside_a_project_says_to_run_init_unless_personal(repo, isola
     async def body(c: Client) -> tuple[str, str]:
         return (await fails(c, "remember", {"facts": [FACTS[0]]}),
                 await ok(c, "remember", {"facts": [{"type": "preference",
-                                                    "title": "Answer in British English"}],
+                                                    "title": "Answer in British English",
+                                                    "body": "Colour, not color."}],
                                          "personal": True}))
 
     refused, personal = run(repo, body)

@@ -354,7 +354,7 @@ def test_with_embeddings_on_the_runtime_role_and_the_personal_index_get_vectors(
     app = App.open(cwd=bob, environ={"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": url,
                                      **env})
     try:
-        embedder = app._embedder()
+        embedder = app.embedder()
         personal = app.personal_index()
         assert embedder is not None and personal is not None
         for store in (app.store, personal.store):

@@ -506,3 +506,34 @@ def test_the_guard_needs_both_25_notes_and_more_than_a_tenth():
     assert guard(deleting(24), 24) is None
     assert guard(deleting(25), 250) is None
     assert guard(deleting(25), 249) is not None
+
+
+# --- a teammate's note before `sync pull`: list, show and forget agree -------------------
+
+
+def test_a_note_not_pulled_yet_is_shown_from_the_database(machines):
+    a, b = machines("a"), machines("b")
+    note = a.remember("We deploy on Fridays", "only before noon")
+    assert note in b.ok("list")
+    shown = b.ok("show", note)
+    assert "only before noon" in shown and "sync pull" in shown
+    assert b.json("show", note)["in_database_only"] is True
+    assert not (b.notes / f"{note}.md").exists()  # reading fetches nothing
+
+
+def test_forgetting_a_note_not_pulled_yet_fetches_and_archives_it(machines, db):
+    a, b = machines("a"), machines("b")
+    note = a.remember("Staging uses the old cluster", "until the move")
+    assert b.run("forget", note, "--reason", "moved")[0] == 0
+    assert "status: archived" in (b.notes / f"{note}.md").read_text(encoding="utf-8")
+    assert "status: archived" in live_docs(db)[note]  # the team's copy is archived too
+    status = b.json("sync", "status")  # the fetched file is recorded as synced
+    assert status["pull"]["changes"] == [] and status["push"]["changes"] == []
+
+
+def test_an_empty_list_on_a_database_says_to_push_the_files_here(machines):
+    a = machines("a")
+    a.remember("Written before the database", shared=False)
+    out = a.ok("list")
+    assert "no notes in the shared database" in out and "`loremap sync push`" in out
+

@@ -146,8 +146,9 @@ class App:
         return report
 
     def engine(self, config: SearchConfig | None = None) -> Engine | Federated:
-        """The search engine on this index, tuned by `search.tuning` unless `config` is given;
-        bring the index up to date first with `prepare_search`."""
+        """The search engine on this index (with the personal notes' own index on a shared
+        database), tuned by `search.tuning` unless `config` is given. It reads the index as it
+        is: freshness is the caller's step (`loremap.use.fresh.refresh`)."""
         from loremap.search import Engine, SearchConfig
 
         if config is None:
@@ -157,20 +158,26 @@ class App:
             from loremap.memory.stale import staleness
 
             stale = staleness(self.root)
-        engine = Engine(self.store, self.memory.analyzer, config, self._embedder(), stale)
+        engine = Engine(self.store, self.memory.analyzer, config, self.embedder(), stale)
         personal = self.personal_index()
         if personal is None:
             return engine
         from loremap.search.federated import Federated
 
-        # Cheap when nothing changed (one signature); a hook never reconciles on its own.
-        self.notices += personal.memory.reconcile().warnings
         return Federated(engine, personal.engine(config))  # type: ignore[arg-type]
 
-    def _embedder(self) -> Embedder | None:
+    def embedder(self) -> Embedder | None:
+        """The configured embedder (`search.embedder`), or None."""
         from loremap.search.embed import make_embedder
 
         return make_embedder(self.settings.get_str("search.embedder"), self.memory.analyzer)
+
+    def take_notices(self) -> list[str]:
+        """What opening the index had to say (a rebuilt index, changed languages), once: the
+        answer that takes them shows them, the next one does not repeat them."""
+        notices = list(self.notices)
+        self.notices.clear()
+        return notices
 
     def reconcile(self, max_age_s: float = 0.0) -> list[str]:
         """Bring the index in line with the note files; returns the warnings.
@@ -187,24 +194,6 @@ class App:
         if personal is not None:  # the shared database is never reconciled; this index is
             warnings += personal.memory.reconcile().warnings
         self._reconciled = now
-        return warnings
-
-    def prepare_search(self, max_age_s: float = 0.0) -> list[str]:
-        """Reconcile the notes with the index (see `reconcile`) and embed what has no vector
-        yet, when an embedder is configured; returns the warnings to show."""
-        warnings = [*self.notices, *self.reconcile(max_age_s)]
-        embedder = self._embedder()
-        if embedder is not None:
-            personal = self.personal_index()  # (on a shared database: the personal notes')
-            for store in [self.store] + ([personal.store] if personal is not None else []):
-                if store.missing_vectors(embedder.name, 1):
-                    from loremap.search.embed import embed_pending
-
-                    with store.write():
-                        embed_pending(store, embedder)
-        if self.root is not None and not self.store.source_file_count() and \
-                self.store.meta("code.head") is None:
-            warnings.append("the code map is empty: run `loremap index` to search the code too")
         return warnings
 
     @property
@@ -239,6 +228,12 @@ class App:
         notes.sort(key=lambda n: n.id)
         notes.sort(key=lambda n: n.recorded_at or "", reverse=True)  # undated last, as stored
         return notes
+
+    def __enter__(self) -> App:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._personal is not None:

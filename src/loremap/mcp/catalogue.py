@@ -67,7 +67,7 @@ _FACT = _object({
         ("rel", "target"))},
     "supersedes": _str("id of the note this replaces", 200),
     "tags": _list(),
-}, ("type", "title"))
+}, ("type", "title", "body"))
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("recall", (

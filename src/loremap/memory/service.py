@@ -42,6 +42,9 @@ LOREMAP_NOTES = ".loremap/notes"
 
 Clock = Callable[[], dt.datetime]
 _SIGNATURE = "vault.signature"
+_NO_BODY = "the body is empty: say what was learned, why, and how to apply it"
+
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -274,6 +277,24 @@ class Memory:
             out.append(Link(Relation.parse(rel), target))
         return tuple(dict.fromkeys(out))
 
+    def _check_files(self, files: Sequence[str], warnings: list[str]) -> None:
+        """A note's files must exist in the repository (a mistyped path would never be
+        flagged as changed); a binary one is kept with a warning."""
+        if self.repo_root is None:
+            return
+        for rel in self._clean_files(files):
+            path = self.repo_root / rel
+            if not path.exists():
+                raise InvalidInput(f"file {rel!r} does not exist in the repository (a note's "
+                                   "files are paths that exist; link a planned one with "
+                                   f"--link affects:{rel})")
+            if path.is_file():
+                with open(path, "rb") as fh:
+                    head = fh.read(8192)
+                if b"\0" in head:
+                    warnings.append(f"{rel} is a binary file: the note is kept with it, but "
+                                    "notes usually describe text and source files")
+
     def _hashes(self, files: Sequence[str]) -> dict[str, str]:
         if self.repo_root is None:
             return {}
@@ -313,6 +334,12 @@ class Memory:
             raise InvalidInput(f"{label}.title: {exc}") from None
         if draft.supersedes:
             check_id(draft.supersedes)
+        if not draft.body.strip():
+            raise InvalidInput(f"{label}.body: {_NO_BODY}")
+        try:
+            self._check_files(draft.files, [])
+        except InvalidInput as exc:
+            raise InvalidInput(f"{label}.files: {exc}") from None
         size = len(draft.body.encode("utf-8", "surrogatepass"))
         if max_body_bytes is not None and size > max_body_bytes:
             raise InvalidInput(f"{label}.body is {size} bytes, over the limit of "
@@ -336,9 +363,12 @@ class Memory:
         assert vault is not None
         NoteType.parse(draft.type)
         check_title(draft.title)
+        if not draft.body.strip():
+            raise InvalidInput(_NO_BODY)
         if draft.supersedes:
             check_id(draft.supersedes)
         out = Outcome()
+        self._check_files(draft.files, out.warnings)
         redacted = False
         if quarantine:  # before the id is made: the title must not leak into the file name
             draft, redacted = self._redacted(draft, out)

@@ -41,6 +41,7 @@ from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, pack, render, snippet
 from loremap.store import SearchStore  # the engine's reads: declared below it
 from loremap.text import Analyzer
+from loremap.text.chatter import CHATTER_WORDS
 
 Stale = Callable[[NodeRow], list[str]]
 
@@ -103,12 +104,6 @@ _FIRST_CAP = 256
 _ALL_OF = 4  # words an all-common question is searched with, all at once
 _POOLED_NOTES = 10  # notes in the bm25 pool that spare the notes list its own search
 
-# Replies that carry no question (as analyzer tokens): a prompt made only of these is not
-# searched. Applied to queries only; the index keeps every word.
-CHATTER = frozenset(
-    "yes yeah yep no nope ok okay sure fine thank thanks pleas continu go proceed next done "
-    "great good nice cool right correct agre perfect awesom lgtm ship hi hello hey".split())
-
 
 def statuses_for(request: Request) -> tuple[str, ...]:
     """Superseded, archived and quarantined notes are never current: only asked-for statuses,
@@ -134,6 +129,9 @@ class Engine:
         self.config = config or SearchConfig()
         self.embedder = embedder
         self.stale = stale
+        # Conversational replies (text/chatter.py) as this analyzer's tokens: a question made
+        # only of them is not searched. Applied to queries only; the index keeps every word.
+        self.chatter = frozenset(analyzer.tokens(" ".join(CHATTER_WORDS)))
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -145,7 +143,7 @@ class Engine:
         words = list(tf)
         if not words:
             return QueryTerms((), 0, {})
-        if all(w in CHATTER for w in words):
+        if all(w in self.chatter for w in words):
             return QueryTerms((), 0, {}, chatter=True)
         count = self.store.node_count()
         # Counted up to just past the budget: a term beyond it is dropped whatever its count.

@@ -240,13 +240,9 @@ def _empty_hint(app: App, filtered: bool) -> str:
     if app.loremap_dir is None:
         return ("no notes: this is not a loremap project (run `loremap init` in a repository, "
                 "or `loremap remember --personal` for a note kept in every project)")
-    if app.shared and app.memory.project is not None:
-        here = len(app.memory.project.scan())
-        if here:
-            from loremap.app import project_key
+    from loremap.sync.pending import unpushed
 
-            assert app.root is not None
-            return (f"no notes in the shared database {app.store.location} under the project "
-                    f"key '{project_key(app.settings, app.root)}', but {here} note files are "
-                    "in .loremap/notes: run `loremap sync push` to share them")
+    pending = unpushed(app.memory)
+    if pending is not None and pending.ids:
+        return f"no notes in the shared database {pending.location}: {pending.hint()}"
     return "no notes (write one with `loremap remember`)"

@@ -47,7 +47,11 @@ def _links(raw: list[str]) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    draft = Draft(type=args.type, title=args.title, body=_body(args), files=args.files,
+    body = _body(args)
+    if not body.strip():
+        raise InvalidInput("the note has no body: give what was learned with -m TEXT, "
+                           "--body-file PATH or on stdin")
+    draft = Draft(type=args.type, title=args.title, body=body, files=args.files,
                   links=_links(args.links), supersedes=args.supersedes, tags=args.tags,
                   source=args.source)
     with App.open(require_project=not args.personal) as app:
