@@ -1,16 +1,18 @@
 """A scripted stand-in for the Anthropic Messages API, for running the real Claude Code offline.
 
 Claude Code (`claude -p`) is pointed at it with `ANTHROPIC_BASE_URL`; it answers
-`POST /v1/messages` with server-sent events in the shape the real API streams
-(as the recorded Claude Code facts describe the stream). Each test gives it a script: a list of
-steps (call this tool with this input, or say this text) played in order, per Claude Code
-session, keyed by the `X-Claude-Code-Session-Id` header. It records every request body it gets,
-so a test can assert what reached the model: the hooks' context, the tool results. A
-sub-agent on another model (a `model: haiku` agent) can have a script of its own.
+`POST /v1/messages` with server-sent events in the shape the real API streams (`sse`:
+message_start, one content block, message_delta with the usage, message_stop). Each test gives
+it a script: a list of steps (call this tool with this input, or say this text) played in order,
+per Claude Code session, keyed by the `X-Claude-Code-Session-Id` header. It records every
+request body it gets, so a test can assert what reached the model: the hooks' context, the tool
+results. A sub-agent on another model (a `model: haiku` agent) can have a script of its own.
 
 Compaction requests are told apart first (they carry the full tool list too) and answered with
 a summary. The input tokens reported can grow with the conversation, to trigger automatic
 compaction (`--autocompact 100000` compacts once a request reports more than about 67,000).
+A step that calls a tool the request does not offer (an MCP server not connected yet) is not
+sent: the request is marked `missing <tool>` and answered "done", for the test to report.
 It runs in a thread of the test process, on 127.0.0.1 and a free port, and uses only the
 standard library.
 """
@@ -75,6 +77,11 @@ def count_tool_results(body: dict[str, Any]) -> int:
                if isinstance(message.get("content"), list)
                for block in message["content"]
                if isinstance(block, dict) and block.get("type") == "tool_result")
+
+
+def offered_tools(body: dict[str, Any]) -> set[str]:
+    """The names of the tools a request offers the model."""
+    return {str(tool.get("name")) for tool in body.get("tools") or [] if isinstance(tool, dict)}
 
 
 def texts(value: object) -> Iterator[str]:
@@ -168,6 +175,9 @@ class StandIn:
                 self._played[f"{session} {lane}"] = played + 1
                 step = script[played] if played < len(script) else Text("done")
                 received.kind = f"{lane or 'main'} step {played}"
+                if isinstance(step, ToolUse) and step.name not in offered_tools(body):
+                    received.kind = f"missing {step.name}"
+                    step = Text("done")
             number = next(self._ids)
         if isinstance(step, ToolUse):
             block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_standin_{number:04d}",

@@ -4,15 +4,16 @@ Messages API on loopback (tests/standin_api.py), so no credentials and no networ
 
 What is asserted is what reaches the model (the request bodies the stand-in recorded), what
 lands in the repository (notes, session records) and what Claude Code writes in its transcript.
-The recipe follows the recorded Claude Code facts (the end-to-end reference kept with the
-project's shared notes, outside this repository); `claude_env` below is the environment it
-needs. A run takes a few seconds; the time is printed.
+`claude_env` is the environment such a run needs, each variable with its reason; Claude Code's
+own account of a run is its debug log (`claude-debug.log` in the test's folder). A run takes a
+few seconds; the time is printed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -99,7 +100,7 @@ def claude() -> Path:
     return npm_tool("claude")
 
 
-def claude_env(tmp_path: Path, base_url: str) -> dict[str, str]:
+def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None) -> dict[str, str]:
     # The caller's own Claude Code or API settings must not leak into the run.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE", "OTEL_"))}
@@ -111,15 +112,25 @@ def claude_env(tmp_path: Path, base_url: str) -> dict[str, str]:
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "ENABLE_TOOL_SEARCH": "false",
         "DISABLE_AUTOUPDATER": "1",
+        # Trigger: `claude -p` starts MCP servers "fully async" and sends its first request with
+        # the tools of the servers connected by then. Why: `loremap serve` takes seconds to
+        # connect on a loaded machine (the SDK import alone), so that request went out without
+        # loremap's tools. Outcome: told to block, it waits for the servers (up to
+        # MCP_CONNECT_TIMEOUT_MS); MCP_TIMEOUT is how long one server may take to connect.
+        "MCP_CONNECTION_NONBLOCKING": "false",
+        "MCP_CONNECT_TIMEOUT_MS": "120000",
+        "MCP_TIMEOUT": "120000",
         # This venv's `loremap` and `loremap-hook` first: the plugin names them bare.
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        "PATH": os.pathsep.join([*([str(path_first)] if path_first else []),
+                                 str(Path(sys.executable).parent), env.get("PATH", "")]),
     })
     return env
 
 
 def run_claude(claude: Path, root: Path, tmp_path: Path, prompt: str, steps: list[Step],
                *flags: str, usage: Usage | None = None,
-               by_model: dict[str, list[Step]] | None = None, allowed: str = "") -> Run:
+               by_model: dict[str, list[Step]] | None = None, allowed: str = "",
+               path_first: Path | None = None) -> Run:
     standin = StandIn(steps, usage=usage or fixed_usage(USAGE_MARK), by_model=by_model or {})
     with standin:
         started = time.monotonic()
@@ -128,13 +139,19 @@ def run_claude(claude: Path, root: Path, tmp_path: Path, prompt: str, steps: lis
              "--allowedTools", ",".join(filter(None, ["mcp__plugin_loremap_loremap", allowed])),
              "--output-format", "json",
              "--debug-file", str(tmp_path / "claude-debug.log"), *flags],
-            cwd=root, env=claude_env(tmp_path, standin.url), stdin=subprocess.DEVNULL,
+            cwd=root, env=claude_env(tmp_path, standin.url, path_first),
+            stdin=subprocess.DEVNULL,
             capture_output=True, text=True, timeout=240)
         seconds = time.monotonic() - started
         requests = list(standin.requests)
     print(f"claude -p took {seconds:.1f} s for {len(requests)} requests")
     debug = (tmp_path / "claude-debug.log").read_text(encoding="utf-8", errors="replace")
     assert done.returncode == 0, done.stdout + done.stderr + debug[-3000:]
+    missing = [(n, r.kind) for n, r in enumerate(requests) if r.kind.startswith("missing ")]
+    assert not missing, (
+        f"request {missing[0][0]} did not offer {missing[0][1].split()[1]}: Claude Code sent it "
+        "before the MCP server was connected; its [MCP] lines:\n"
+        + "\n".join(line for line in debug.splitlines() if "MCP" in line)[-3000:])
     result = json.loads(done.stdout)
     assert result["is_error"] is False and result["subtype"] == "success", result
     path, = (tmp_path / "claude-config" / "projects").glob(f"*/{result['session_id']}.jsonl")
@@ -158,6 +175,18 @@ def one_context(received: Received, event: str) -> str:
     found = hook_contexts(received.text, event)
     assert len(found) == 1, f"{len(found)} loremap {event} contexts in the request, not 1"
     return found[0]
+
+
+def slow_loremap(tmp_path: Path, seconds: int) -> Path:
+    """A folder whose `loremap` starts `serve` `seconds` late, as a loaded machine does."""
+    folder = tmp_path / "slow-bin"
+    folder.mkdir()
+    real = shlex.quote(str(Path(sys.executable).parent / "loremap"))
+    script = folder / "loremap"
+    script.write_text(f'#!/bin/sh\nif [ "$1" = serve ]; then sleep {seconds}; fi\n'
+                      f'exec {real} "$@"\n', encoding="utf-8")
+    script.chmod(0o755)
+    return folder
 
 
 def tool_use_ids(run: Run, name: str) -> list[str]:
@@ -209,6 +238,20 @@ def test_one_turn_gets_the_map_and_the_recalled_note_and_remembers_through_the_m
     usages = [entry["message"]["usage"] for entry in run.transcript
               if entry.get("type") == "assistant"]
     assert len(usages) == 3 and {u["input_tokens"] for u in usages} == {USAGE_MARK}
+
+
+def test_the_first_request_offers_the_tools_of_an_mcp_server_that_starts_late(
+        claude, shop, tmp_path):
+    """Started three seconds late, the server is still connected before the first request:
+    the model is never asked to work without loremap's tools (the default `claude -p` sends
+    its first request at once)."""
+    steps: list[Step] = [ToolUse(TOOL + "recall", {"query": "coupons cart total"}), Text("done")]
+    run = run_claude(claude, shop, tmp_path, "What does the memory say about coupons?", steps,
+                     path_first=slow_loremap(tmp_path, 3))
+    assert run.result["result"] == "done"
+    assert TOOL + "recall" in {tool["name"] for tool in run.requests[0].body["tools"]}
+    recall_id, = tool_use_ids(run, TOOL + "recall")
+    assert NOTE_TITLE in json.dumps(tool_result(run, recall_id))
 
 
 def sessions(root: Path) -> set[str]:
