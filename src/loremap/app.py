@@ -149,22 +149,28 @@ class App:
         """The search engine on this index (with the personal notes' own index on a shared
         database), tuned by `search.tuning` unless `config` is given. It reads the index as it
         is: freshness is the caller's step (`loremap.use.fresh.refresh`)."""
-        from loremap.search import Engine, SearchConfig
+        from loremap.search import SearchConfig
 
         if config is None:
             config = SearchConfig.parse(self.settings.get_str("search.tuning"))
-        stale = None
-        if self.root is not None:
-            from loremap.memory.stale import staleness
-
-            stale = staleness(self.root)
-        engine = Engine(self.store, self.memory.analyzer, config, self.embedder(), stale)
+        engine = self._engine(config)
         personal = self.personal_index()
         if personal is None:
             return engine
         from loremap.search.federated import Federated
 
-        return Federated(engine, personal.engine(config))  # type: ignore[arg-type]
+        return Federated(engine, personal._engine(config))
+
+    def _engine(self, config: SearchConfig) -> Engine:
+        """The engine of this index alone."""
+        from loremap.search import Engine
+
+        stale = None
+        if self.root is not None:
+            from loremap.memory.stale import staleness
+
+            stale = staleness(self.root)
+        return Engine(self.store, self.memory.analyzer, config, self.embedder(), stale)
 
     def embedder(self) -> Embedder | None:
         """The configured embedder (`search.embedder`), or None."""

@@ -65,19 +65,10 @@ def read(app: App, args: ReadArgs) -> str:
 
 
 def map_(app: App, args: MapArgs) -> str:
-    from loremap.codemap.render import module_label
+    from loremap.use.code import map_page
 
-    _project(app)
-    app.index_code()
-    assert app.loremap_dir is not None
-    module = args.module.strip().removeprefix("./").strip("/")
-    if module in ("", "."):
-        return (app.loremap_dir / "map.md").read_text(encoding="utf-8")
-    page = notes.module_page(app, module)
-    if page is None:
-        raise NotFound(f"no module {module_label(module)} in the code map (modules are folders "
-                       "with source files; call map without a module to list them)")
-    return page.text
+    done = map_page(app, args.module)
+    return "\n".join([*_noted(done.warnings), done.page.text])
 
 
 def handoff(app: App, args: HandoffArgs) -> str:

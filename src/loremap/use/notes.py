@@ -17,6 +17,7 @@ from loremap.errors import InvalidInput, NotFound
 from loremap.memory.paths import is_path_target, repo_path
 from loremap.memory.service import Draft
 from loremap.model import Edge, IndexedNote, Note, NoteType, Status, check_id
+from loremap.use.code import ModulePage, module_page
 from loremap.use.fresh import Freshness, refresh
 
 if TYPE_CHECKING:
@@ -79,12 +80,6 @@ class NotePage(NamedTuple):
 
 class FilePage(NamedTuple):
     view: FileView
-
-
-class ModulePage(NamedTuple):
-    module: str
-    path: str
-    text: str
 
 
 Page = NotePage | FilePage | ModulePage
@@ -159,19 +154,6 @@ def _code_page(app: App, target: str, cwd: Path) -> FilePage | ModulePage | None
         if view is not None:
             return FilePage(view)
     return module_page(app, "" if path in (".", "./") else path)
-
-
-def module_page(app: App, module: str) -> ModulePage | None:
-    """The page of `module` (a repository-relative folder), or None when it has none."""
-    from loremap.codemap.render import MODULES_DIR, module_slug
-
-    module = module.strip("/")
-    if app.loremap_dir is None or not module:
-        return None
-    page = app.loremap_dir / MODULES_DIR / f"{module_slug(module)}.md"
-    if page.is_file():
-        return ModulePage(module, str(page), page.read_text(encoding="utf-8"))
-    return None
 
 
 def render_page(page: Page) -> list[str]:

@@ -1,0 +1,75 @@
+"""The code map's pages: the level-0 map and one module's page, for `loremap map`, the MCP
+`map` tool and resource, and `read`.
+
+`map_page` brings the code map up to date first (incremental: nothing is parsed when nothing
+changed) and, for a module the map does not know, names the modules it most likely meant.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from loremap.errors import NotFound
+
+if TYPE_CHECKING:
+    from loremap.app import App
+
+
+class ModulePage(NamedTuple):
+    module: str  # "" for the level-0 map
+    path: str
+    text: str
+
+
+class Mapped(NamedTuple):
+    page: ModulePage
+    warnings: list[str]
+
+
+def module_page(app: App, module: str) -> ModulePage | None:
+    """The page of `module` (a repository-relative folder), or None when it has none."""
+    from loremap.codemap.render import MODULES_DIR, module_slug
+
+    module = module.strip("/")
+    if app.loremap_dir is None or not module:
+        return None
+    page = app.loremap_dir / MODULES_DIR / f"{module_slug(module)}.md"
+    if page.is_file():
+        return ModulePage(module, str(page), page.read_text(encoding="utf-8"))
+    return None
+
+
+def map_page(app: App, module: str | None, cwd: Path | None = None) -> Mapped:
+    """The level-0 map (`module` None or empty), or one module's page; the module is a folder
+    relative to `cwd` (the repository root when None), so `.` is the folder one stands in."""
+    from loremap.codemap.render import did_you_mean, module_label
+
+    if app.root is None or app.loremap_dir is None:
+        raise NotFound("no loremap project here: run `loremap init` in the repository")
+    app.index_code()
+    warnings = app.take_notices()
+    folder = _module(module, app.root, app.root if cwd is None else cwd) if module else ""
+    if not folder:
+        path = app.loremap_dir / "map.md"
+        return Mapped(ModulePage("", str(path), path.read_text(encoding="utf-8")), warnings)
+    page = module_page(app, folder)
+    if page is None:
+        hint = did_you_mean(folder, app.store.module_summaries())
+        raise NotFound(f"no module {module_label(folder)} in the code map" + (
+            f"; {hint}" if hint else " (modules are folders with source files; the map "
+                                     "without a module lists them)"))
+    return Mapped(page, warnings)
+
+
+def _module(raw: str, root: Path, cwd: Path) -> str:
+    """A module argument as the index names it: repository-relative, no trailing '/'."""
+    import os
+
+    raw = raw.strip()
+    candidate = Path(os.path.normpath(cwd / Path(raw).expanduser()))
+    try:
+        rel = candidate.relative_to(root).as_posix()
+    except ValueError:
+        rel = raw
+    return "" if rel in (".", "./", "") else rel.strip("/")
