@@ -197,7 +197,7 @@ def test_without_psycopg_the_error_says_which_extra_to_install(team, tmp_path):
     result = loremap(bob, bob_home, team["url"], "list",
                      env={"PYTHONPATH": str(blocker)})
     assert result.returncode == 1
-    assert "pip install 'loremap[postgres]'" in result.stderr
+    assert "pipx install --force './loremap[postgres]'" in result.stderr
 
 
 def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monkeypatch):

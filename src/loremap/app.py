@@ -274,12 +274,13 @@ def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -
     import socket
 
     from loremap.errors import InvalidInput
+    from loremap.store.postgres import INSTALL_HINT
 
     try:
         from loremap.store.postgres.store import PostgresStore
     except ImportError:
         raise InvalidInput("store.url is a PostgreSQL database but psycopg is not installed: "
-                           "pip install 'loremap[postgres]'") from None
+                           f"{INSTALL_HINT}") from None
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # pragma: no cover - a uid without a name

