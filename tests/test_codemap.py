@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import GOLDEN, git
 
-GOLDEN = Path(__file__).with_name("fixtures") / "golden"
 FILES = {
     "README.md": "# Shop\n\nA tiny shop that sells things, used to test the code map.\n",
     "pyproject.toml": '[project]\nname = "shop"\n',
@@ -73,19 +72,11 @@ def index(cli) -> dict:
     return json.loads(result.out)
 
 
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":  # LOREMAP_* is cleared by the home fixture
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"golden {name} differs"
-
-
-def test_init_builds_the_map_and_module_pages(shop, cli):
+def test_init_builds_the_map_and_module_pages(shop, cli, golden):
     assert cli("init").code == 0
     lore = shop / ".loremap"
-    check_golden("shop-map.md", (lore / "map.md").read_text(encoding="utf-8"))
-    check_golden("shop-module-src-shop.md",
+    golden.check(GOLDEN / "shop-map.md", (lore / "map.md").read_text(encoding="utf-8"))
+    golden.check(GOLDEN / "shop-module-src-shop.md",
                  (lore / "modules" / "src--shop.md").read_text(encoding="utf-8"))
     assert {p.name for p in (lore / "modules").iterdir()} == {"src--shop.md", "web.md"}
 

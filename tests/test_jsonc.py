@@ -119,7 +119,7 @@ def _steps(document: dict[str, Any], path: list[str]) -> list[Any]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data(), DOCUMENTS, VALUES)
 def test_set_value_then_loads_gives_the_value_and_keeps_every_comment(data, document, value):
     writer = Writer(data)
@@ -133,7 +133,7 @@ def test_set_value_then_loads_gives_the_value_and_keeps_every_comment(data, docu
             assert changed.count(comment) == text.count(comment)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data(), DOCUMENTS, VALUES)
 def test_text_outside_the_edited_span_is_unchanged(data, document, value):
     text = Writer(data).document(document)
@@ -148,7 +148,7 @@ def test_text_outside_the_edited_span_is_unchanged(data, document, value):
         assert {op for op, *_ in matcher.get_opcodes()} <= {"equal", "insert"}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data(), DOCUMENTS, VALUES)
 def test_set_then_remove_of_a_new_member_gives_the_original_bytes(data, document, value):
     text = Writer(data).document(document)
@@ -169,7 +169,7 @@ def test_set_then_remove_of_a_new_member_gives_the_original_bytes(data, document
         assert jsonc.remove(changed, created) == text
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.data(), DOCUMENTS, VALUES)
 def test_append_then_remove_the_item_gives_the_original_bytes(data, document, value):
     document = {**document, "hooks": {"list": data.draw(st.lists(SCALARS, max_size=3))}}
@@ -196,7 +196,7 @@ ZED = """// Zed settings
 """
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.data(), DOCUMENTS)
 def test_the_bulk_reader_reads_what_the_editor_reads_and_none_where_it_refuses(data, document):
     """One tokenizer: the code map's reader (`loads_or_none`) and the editor agree on every

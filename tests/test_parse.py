@@ -1,13 +1,11 @@
 """Parsing source files into FileFacts: golden fixtures per language, and bytes that never raise.
 
-Regenerate the golden files with `LOREMAP_UPDATE_GOLDEN=1 pytest tests/test_parse.py`, then read
-the diff: they are never edited by hand.
+Regenerate the golden files with `pytest tests/test_parse.py --update-golden`, then read the
+diff: they are never edited by hand.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,6 @@ from loremap.codemap.languages import LANGUAGES, language_for
 from loremap.codemap.parse import language_tools, parse_source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codemap"
-# Read at import: the autouse home fixture clears LOREMAP_* variables before each test runs.
-UPDATE_GOLDEN = os.environ.get("LOREMAP_UPDATE_GOLDEN") == "1"
 TREE_SITTER = sorted(name for name, lang in LANGUAGES.items() if lang.grammar is not None)
 
 
@@ -47,13 +43,9 @@ def parse_fixture(language: str) -> dict[str, dict[str, object]]:
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
-def test_each_fixture_file_parses_to_its_golden_facts(language: str) -> None:
-    golden = FIXTURES / f"{language}.golden.json"
+def test_each_fixture_file_parses_to_its_golden_facts(language: str, golden) -> None:
     parsed = parse_fixture(language)
-    if UPDATE_GOLDEN:
-        golden.write_text(json.dumps(parsed, indent=1, ensure_ascii=False) + "\n",
-                          encoding="utf-8")
-    assert parsed == json.loads(golden.read_text(encoding="utf-8"))
+    golden.check_json(FIXTURES / f"{language}.golden.json", parsed)
     assert any(facts["language"] == language for facts in parsed.values())
     assert not any(facts["syntax_errors"] for facts in parsed.values())
 
@@ -110,7 +102,7 @@ def test_undecodable_bytes_are_replaced_not_raised(language: str) -> None:
     assert all(isinstance(name, str) for name in facts.references)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@settings(max_examples=60, derandomize=True, database=None)
 @given(st.sampled_from(sorted(LANGUAGES)), st.binary(max_size=300))
 def test_random_bytes_never_raise(language: str, data: bytes) -> None:
     facts = parse_source("random", language, data)

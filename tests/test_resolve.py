@@ -372,8 +372,8 @@ def test_a_jsonc_reader_keeps_comment_markers_inside_strings():
     assert loads_or_none("[" * 10_000 + "]" * 10_000 + ",") is None  # too deep: no RecursionError
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                   HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow,
+                                                  HealthCheck.function_scoped_fixture])
 @given(importer=st.text(max_size=30), language=st.sampled_from([
     "python", "typescript", "go", "rust", "java", "kotlin", "scala", "c", "csharp", "ruby",
     "php", "dart", "swift", "scss", "shell", "x"]), spec=st.text(max_size=40))

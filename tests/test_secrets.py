@@ -248,7 +248,7 @@ _texts = st.text() | st.lists(
 ).map("".join)
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=300)
 @given(_texts)
 def test_scanning_never_raises_and_redacted_text_scans_clean(text: str) -> None:
     findings = scan(text)

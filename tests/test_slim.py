@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -17,13 +16,6 @@ FILES = ["src/ledgerly/api/routes.py", "src/ledgerly/api/webhooks.py",
          "src/ledgerly/tasks/exports.py", "tests/conftest.py", "tests/factories.py", "Makefile",
          "docs/adr/README.md", "migrations/env.py"]
 AWS_KEY = "AKIA4Q7ZRN2KX8WLM3PD"
-
-
-def check_golden(name: str, text: str) -> None:
-    path = FIXTURES / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":  # LOREMAP_* is cleared by the home fixture
-        path.write_bytes(text.encode("utf-8"))
-    assert text == path.read_bytes().decode("utf-8"), f"golden {name} differs"
 
 
 @pytest.fixture
@@ -104,7 +96,7 @@ def test_json_gives_the_proposal_as_data(ledgerly, cli):
     assert sections["## Rules"]["action"] == "keep"
 
 
-def test_apply_writes_the_notes_the_slimmer_file_and_a_backup(ledgerly, cli):
+def test_apply_writes_the_notes_the_slimmer_file_and_a_backup(ledgerly, cli, golden):
     result = cli("slim", "CLAUDE.md", "--apply")
     assert result.code == 0, result.err
     assert "wrote concept-architecture -> .loremap/notes/concept-architecture.md" in result.out
@@ -115,7 +107,7 @@ def test_apply_writes_the_notes_the_slimmer_file_and_a_backup(ledgerly, cli):
                                "gotcha-troubleshooting.md", "procedure-commands.md"]
     assert (ledgerly / "CLAUDE.md.loremap-backup").read_text(encoding="utf-8") == CLAUDE
     slim = (ledgerly / "CLAUDE.md").read_text(encoding="utf-8")
-    check_golden("CLAUDE.slim.md", slim)
+    golden.check(FIXTURES / "CLAUDE.slim.md", slim)
 
     note = (ledgerly / ".loremap" / "notes" / "procedure-commands.md").read_text(encoding="utf-8")
     assert "type: procedure" in note and "tags: [slim]" in note and "source: import" in note
