@@ -301,7 +301,7 @@ def test_a_missing_module_suggests_the_folder_it_is_the_tail_of(project, cli):
     for wanted in ("flask", "lib/flask", "src/flsk"):
         assert_refused(cli("map", wanted), f"no module {wanted}/",
                        "did you mean src/flask/?")
-    assert_refused(cli("map", "zzzz"), "no module zzzz/", "see `loremap map`")
+    assert_refused(cli("map", "zzzz"), "no module zzzz/", "the map without a module lists them")
     assert sorted(p.name for p in (project / ".loremap").rglob("*.md")) == before != pages
 
 

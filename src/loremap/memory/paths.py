@@ -13,18 +13,22 @@ from pathlib import Path, PurePosixPath
 from loremap.errors import InvalidInput
 
 
-def repo_path(raw: str, repo_root: Path, cwd: Path) -> str:
-    """`raw` as a POSIX path relative to `repo_root`; refuses paths outside the repository."""
+def _relative(raw: str, repo_root: Path, cwd: Path) -> str:
+    """`raw` (relative to `cwd`, `~` expanded) as a POSIX path relative to `repo_root` ("."
+    for the root itself); refuses paths outside the repository."""
     if not raw or "\x00" in raw:
         raise InvalidInput(f"invalid file path {raw!r}")
     candidate = Path(raw).expanduser()
     absolute = candidate if candidate.is_absolute() else cwd / candidate
-    normal = Path(os.path.normpath(absolute))
     try:
-        rel = normal.relative_to(repo_root)
+        return Path(os.path.normpath(absolute)).relative_to(repo_root).as_posix()
     except ValueError:
         raise InvalidInput(f"file {raw!r} is outside the repository {repo_root}") from None
-    text = rel.as_posix()
+
+
+def repo_path(raw: str, repo_root: Path, cwd: Path) -> str:
+    """`raw` as a POSIX path relative to `repo_root`; refuses paths outside the repository."""
+    text = _relative(raw, repo_root, cwd)
     if text in ("", "."):
         raise InvalidInput(f"file {raw!r} is the repository root, not a file")
     return text
@@ -36,15 +40,7 @@ def repo_prefix(raw: str, repo_root: Path, cwd: Path) -> str:
     any other name stays as written. Relative paths start at `cwd`; paths outside the
     repository are refused, as `repo_path` refuses them."""
     text = raw.strip()
-    if not text or "\x00" in text:
-        raise InvalidInput(f"invalid file path {raw!r}")
-    candidate = Path(text).expanduser()
-    absolute = candidate if candidate.is_absolute() else cwd / candidate
-    normal = Path(os.path.normpath(absolute))
-    try:
-        rel = normal.relative_to(repo_root).as_posix()
-    except ValueError:
-        raise InvalidInput(f"file {raw!r} is outside the repository {repo_root}") from None
+    rel = _relative(text, repo_root, cwd)
     if rel == ".":
         return ""
     if text.endswith("/") or (repo_root / rel).is_dir():
