@@ -95,23 +95,16 @@ def forget(app: App, args: ForgetArgs) -> str:
 
 
 def related(app: App, args: RelatedArgs) -> str:
-    target = args.target.strip().removeprefix("./")
-    refresh(app, SERVER)
-    edges = app.store.edges(target)
-    if not edges:
-        raise NotFound(f"{target!r} has no links: not a note id or a file of the code map, or "
-                       "nothing is connected to it yet")
-    others = [(e.dst if e.src == target else e.src, e.rel, e.src == target, e.weight)
-              for e in edges]
-    others.sort(key=lambda o: (-o[3], o[0]))
-    rows = app.store.nodes([o[0] for o in others])
-    out = [f"# {target}: {len(others)} connections"]
-    for other, rel, outgoing, _ in others[:args.limit]:
-        row = rows.get(other)
-        label = f" — [{row.type or row.kind}] {row.title}" if row and row.kind == "note" else ""
-        out.append(f"- {rel if outgoing else f'{rel} (from)'} {other}{label}")
-    if len(others) > args.limit:
-        out.append(f"... {len(others) - args.limit} more (raise limit)")
+    from loremap.use.code import related as run
+
+    done = run(app, args.target, SERVER)
+    out = [*_noted(done.warnings), f"# {done.target}: {len(done.connections)} connections"]
+    for c in done.connections[:args.limit]:
+        label = f" — [{c.row.type or c.row.kind}] {c.row.title}" \
+            if c.row and c.row.kind == "note" else ""
+        out.append(f"- {c.rel if c.outgoing else f'{c.rel} (from)'} {c.node}{label}")
+    if len(done.connections) > args.limit:
+        out.append(f"... {len(done.connections) - args.limit} more (raise limit)")
     return "\n".join(out)
 
 

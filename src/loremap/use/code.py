@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from loremap.errors import NotFound
+from loremap.memory.paths import is_path_target, repo_path
+from loremap.use.fresh import Freshness, refresh
 
 if TYPE_CHECKING:
     from loremap.app import App
+    from loremap.model.search import NodeRow
 
 
 class ModulePage(NamedTuple):
@@ -73,3 +76,34 @@ def _module(raw: str, root: Path, cwd: Path) -> str:
     except ValueError:
         rel = raw
     return "" if rel in (".", "./", "") else rel.strip("/")
+
+
+class Connection(NamedTuple):
+    node: str
+    rel: str
+    outgoing: bool  # the target is the edge's source
+    weight: float
+    row: NodeRow | None  # the other end, when it is a node of the index
+
+
+class Related(NamedTuple):
+    target: str
+    connections: list[Connection]  # heaviest first
+    warnings: list[str]
+
+
+def related(app: App, target: str, freshness: Freshness) -> Related:
+    """What a note or a file is connected to: links, files, imports, importers, co-change."""
+    target = target.strip()
+    if is_path_target(target) and app.root is not None:
+        target = repo_path(target, app.root, app.root)
+    warnings = refresh(app, freshness)
+    edges = app.store.edges(target)
+    if not edges:
+        raise NotFound(f"{target!r} has no links: not a note id or a file of the code map, or "
+                       "nothing is connected to it yet")
+    ends = [(e.dst if e.src == target else e.src, e.rel, e.src == target, e.weight)
+            for e in edges]
+    ends.sort(key=lambda end: (-end[3], end[0]))
+    rows = app.store.nodes([end[0] for end in ends])
+    return Related(target, [Connection(*end, rows.get(end[0])) for end in ends], warnings)
