@@ -67,7 +67,7 @@ def _refresh(project: Project, environ: Mapping[str, str]) -> None:
         return
     try:
         app.index_code()
-        for notice in app.notices:
+        for notice in app.take_notices():
             log(f"session-start: {notice}", environ)
     except Exception as exc:  # noqa: BLE001
         log(f"session-start: indexing failed ({type(exc).__name__}: {exc})", environ)

@@ -84,22 +84,16 @@ class Projects:
                 latest = self._apps.get(folder)
             if latest is not None and latest.lock is opened.lock:
                 opened = latest
-            notices = self._take_notices(opened.app)
+            notices = opened.app.take_notices()
             current = self._check_index(folder, opened)
             if current is not opened:
-                notices += self._take_notices(current.app)
+                notices += current.app.take_notices()
                 opened = current
             yield opened.app, notices
 
     def _fresh(self, folder: Path) -> tuple[App, threading.Lock, tuple[int, int] | None]:
         app = self._open(folder, self.environ)
         return app, threading.Lock(), _index_id(app.index_path)
-
-    @staticmethod
-    def _take_notices(app: App) -> list[str]:
-        notices = list(app.notices)
-        app.notices.clear()
-        return notices
 
     def _check_index(self, folder: Path, opened: Opened) -> Opened:
         """Trigger: the index file is gone or is another file than the one we hold open.

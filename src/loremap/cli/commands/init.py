@@ -7,6 +7,7 @@ from pathlib import Path
 
 from loremap.app import init_project
 from loremap.cli.output import count, emit_json, lines, warn
+from loremap.use.fresh import ALWAYS, refresh
 
 
 def run(args: argparse.Namespace) -> int:
@@ -14,17 +15,18 @@ def run(args: argparse.Namespace) -> int:
 
     app, created = init_project(Path.cwd())
     try:
-        outcome = app.memory.reconcile()
+        warnings = refresh(app, ALWAYS)
         report = app.index_code(None if args.json else tty_progress("indexing"))
+        warnings += app.take_notices()
         notes = len(app.store.list_notes())
         assert app.loremap_dir is not None
         data = {"project": str(app.root), "created": created, "notes": notes,
                 "files": report.files, "index": app.store.location,
-                "warnings": app.notices + outcome.warnings}
+                "warnings": warnings}
         if args.json:
             emit_json(data)
             return 0
-        warn(app.notices + outcome.warnings)
+        warn(warnings)
         if created:
             lines([f"Initialised loremap in {app.loremap_dir}", f"  created: {', '.join(created)}"])
         else:

@@ -10,6 +10,7 @@ from loremap.agents.slim import DEFAULT_MIN_TOKENS, Plan, make_plan, read_instru
 from loremap.agents.slim.apply import Applied, apply_plan, check_moves
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines, warn
+from loremap.use.fresh import ALWAYS, refresh
 
 _SECTION_WIDTH = 40
 _LISTED = 8  # note ids named in the closing line (the table names them all)
@@ -20,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     min_tokens = DEFAULT_MIN_TOKENS if args.min_tokens is None else args.min_tokens
     app = App.open()
     try:
-        warnings = [*app.notices, *app.memory.reconcile().warnings]
+        warnings = refresh(app, ALWAYS)
         plan = make_plan(source, app.memory, min_tokens)
         max_bytes = app.settings.get_int("vault.max_note_bytes")
         applied = None
