@@ -58,8 +58,9 @@ from loremap.text import Analyzer, estimate_tokens
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval"
 CACHE = Path(tempfile.gettempdir()) / "loremap-bench-corpora"
-# Bump when what goes into a cached code index changes (files written, skip rules, options).
-INDEX_VERSION = "3"
+# Bump when what goes into a cached code index changes (files written, skip rules, options,
+# the analyzer's rules).
+INDEX_VERSION = "4"
 LIMIT = 50  # ranked items asked of each system per query
 
 

@@ -164,6 +164,27 @@ def test_english_is_the_default_stemmer(en: Analyzer) -> None:
     assert en.tokens("running runs run") == ["run", "run", "run"]
 
 
+def test_irregular_verb_forms_meet_their_verb(en: Analyzer) -> None:
+    assert en.tokens("written wrote writes writing") == ["write"] * 4
+    assert en.tokens("went gone goes go") == ["go"] * 4
+    assert en.tokens("built rebuilt overridden") == ["build", "rebuild", "overrid"]
+    # Only parts: an identifier's compound keeps its spelling.
+    assert en.tokens("hand_written") == ["hand_written", "hand", "write"]
+    # Words more often something else are left alone.
+    assert en.tokens("left bound") == ["left", "bound"]
+
+
+def test_irregular_forms_are_english_only() -> None:
+    assert Analyzer(("pt", "en")).tokens("written") == ["written"]
+    assert Analyzer(("en", "pt")).tokens("written") == ["write"]
+
+
+def test_the_signature_names_the_languages_and_the_rules() -> None:
+    assert Analyzer(("pt", "en")).signature != Analyzer(("en", "pt")).signature
+    assert Analyzer(("en",)).signature.startswith("en ")
+    assert Analyzer().signature == Analyzer(("en",)).signature
+
+
 def test_the_first_language_picks_the_stemmer() -> None:
     assert Analyzer(("pt", "en")).tokens("configurações") == ["configuraco"]
     assert Analyzer(("es",)).tokens("corriendo") == ["corr"]

@@ -267,10 +267,10 @@ def test_the_vector_list_with_the_test_embedder(shop, cli, monkeypatch):
     # A rewritten note loses its vector and gets a new one on the next search.
     path = shop / ".loremap" / "notes" / "bug-coupon-applied-twice.md"
     path.write_text(path.read_text(encoding="utf-8").replace("counted it twice",
-                                                             "counted it repeatedly"),
+                                                             "counted it redundantly"),
                     encoding="utf-8")
     edited(cli)
-    found = search(cli, "repeatedly", "--tuning", only_vectors, "--kind", "note")
+    found = search(cli, "redundantly", "--tuning", only_vectors, "--kind", "note")
     assert found["items"] and found["items"][0]["id"] == "bug-coupon-applied-twice", found
     monkeypatch.setenv("LOREMAP_EMBEDDER", "word2vec")
     result = cli("search", "coupon")

@@ -101,22 +101,22 @@ class App:
         memory = Memory(store, analyzer, personal, project, repo_root=root,
                         commit=(lambda: head_commit(root)) if root is not None else (lambda: None))
         app = cls(settings, user, root, loremap_dir, store, memory, notices)
-        app._check_analyzer(",".join(languages))
+        app._check_analyzer(analyzer.signature)
         return app
 
-    def _check_analyzer(self, languages: str) -> None:
-        """Trigger: the configured languages differ from those the index was built with.
-        Why: stems from another language never match; the index would silently miss.
-        Outcome: rebuild the index now and say so."""
+    def _check_analyzer(self, signature: str) -> None:
+        """Trigger: the analyzer's languages or rules (`Analyzer.signature`) differ from those
+        the index was built with. Why: stems from another language or rule never match; the
+        index would silently miss. Outcome: rebuild the index now and say so."""
         recorded = self.store.meta(_ANALYZER_META)
-        if recorded == languages:
+        if recorded == signature:
             return
         if recorded is not None:
             self.memory.rebuild()
-            self.notices.append(f"index rebuilt: languages changed from {recorded} to "
-                                f"{languages}")
+            self.notices.append(f"index rebuilt: the analyzer changed from {recorded} to "
+                                f"{signature}")
         with self.store.write():
-            self.store.set_meta(_ANALYZER_META, languages)
+            self.store.set_meta(_ANALYZER_META, signature)
 
     def index_code(self, progress: Callable[[int, int], None] | None = None) -> IndexReport:
         """Bring the code map in line with the repository and re-render the map pages."""

@@ -26,7 +26,12 @@ Rules, in order:
 6. Part tokens: each part, lowercased, is dropped if it is a single ASCII letter (`v` in `v2`,
    the `s` of "it's") or a stopword of any configured language; otherwise it is stemmed with the
    first language's Snowball stemmer. Digit runs are kept, whatever their length, and other
-   scripts' one-letter words (`中`) are kept too.
+   scripts' one-letter words (`中`) are kept too. When the first language is English, an
+   irregular verb form becomes its verb before stemming (`written` -> write, `went` -> go,
+   `built` -> build; `lemmas.py`), which Snowball's suffix rules cannot do.
+
+A change to these rules changes the tokens of text already indexed: bump `RULES`, and an index
+recorded with another `Analyzer.signature` is rebuilt when it is opened.
 
 Tokens come out in text order with duplicates kept (BM25 counts them). For Latin-script input
 every token matches `[a-z0-9_]+`; other scripts keep their letters, lowercased (Cyrillic, Greek,
@@ -39,12 +44,13 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 
 import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
 from loremap.errors import InvalidInput
+from loremap.text.lemmas import IRREGULAR
 from loremap.text.stopwords import stopwords_for
 
 _CHUNK = re.compile(r"\w+(?:[./\\-]\w+)*")
@@ -67,6 +73,9 @@ _SPACE_OUT = str.maketrans(
         set(map(chr, range(128))) - set(string.ascii_letters + string.digits + "_./\\-"), " "
     )
 )
+
+# The version of the rules above; part of `Analyzer.signature`, which the index records.
+RULES = 2
 
 # Once this many distinct words are memoised the memo starts over: at ~240 bytes an entry that
 # caps it near 30 MB, and holds the vocabulary of ~10,000 notes between two resets.
@@ -114,10 +123,12 @@ class _Memo(dict[str, tuple[str, ...]]):
     more than one chunk (`login(),`) is analysed chunk by chunk through the same memo.
     """
 
-    def __init__(self, stem: Callable[[str], str], stopwords: frozenset[str]) -> None:
+    def __init__(self, stem: Callable[[str], str], stopwords: frozenset[str],
+                 lemmas: Mapping[str, str]) -> None:
         super().__init__()
         self._stem = stem
         self._stopwords = stopwords
+        self._lemmas = lemmas
 
     def __missing__(self, word: str) -> tuple[str, ...]:
         if word.isalpha() and word[1:].islower():
@@ -147,6 +158,7 @@ class _Memo(dict[str, tuple[str, ...]]):
     def _part(self, part: str) -> tuple[str, ...]:
         if part in self._stopwords or (len(part) == 1 and part in _ASCII_LETTERS):
             return ()
+        part = self._lemmas.get(part, part)
         # Only `\w` characters get here, never a lone surrogate, so the stemmer's UTF-8
         # encoding cannot fail; `or part` guards the (never seen) empty stem.
         return (self._stem(part) or part,)
@@ -165,7 +177,14 @@ class Analyzer:
             raise InvalidInput("at least one language is needed for the analyzer, e.g. 'en'")
         stemmers = [_make_stemmer(name) for name in names]
         self.languages: tuple[str, ...] = tuple(names)
-        self._cache = _Memo(stemmers[0], stopwords_for(names))
+        lemmas = IRREGULAR if names[0] in ("en", "english") else {}
+        self._cache = _Memo(stemmers[0], stopwords_for(names), lemmas)
+
+    @property
+    def signature(self) -> str:
+        """What decides the tokens: the languages and the version of the rules (an index built
+        under another signature must be rebuilt)."""
+        return f"{','.join(self.languages)} (rules {RULES})"
 
     def tokens(self, text: str) -> list[str]:
         """Return the index/query tokens of `text`, in order, duplicates kept.
