@@ -128,3 +128,24 @@ def test_the_budget_never_reports_more_left_out_items_than_the_limit(shop, cli):
                  "--json")
     found = json.loads(result.out)
     assert found["left_out"] and len(found["items"]) + found["left_out"] <= 2
+
+
+def test_a_tool_call_reads_paths_from_the_repository_root_wherever_the_server_runs(
+        shop, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # an HTTP daemon serving several projects runs from anywhere
+    out: list[str] = []
+
+    async def main() -> None:
+        async with Client(build_server(Projects(shop))) as client:
+            result = await client.call_tool("remember", {"facts": [{
+                "type": "gotcha", "title": "Totals round half up",
+                "body": "cart_total rounds at the end.", "files": ["src/shop/cart.py"]}]})
+            block = result.content[0]
+            assert isinstance(block, types.TextContent) and not result.is_error, block
+            read = await client.call_tool("read", {"target": "src/shop/cart.py"})
+            out.append(read.content[0].text)  # type: ignore[union-attr]
+
+    anyio.run(main)
+    assert "Totals round half up" in out[0]

@@ -60,6 +60,7 @@ class Draft(NamedTuple):
     supersedes: str | None = None
     tags: Sequence[str] = ()
     source: str = "agent"
+    cwd: Path | None = None  # where relative `files` start (None: the repository root)
 
 
 class Outcome:
@@ -258,13 +259,13 @@ class Memory:
 
     # --- remember ---------------------------------------------------------------------------
 
-    def _clean_files(self, files: Sequence[str]) -> tuple[str, ...]:
+    def _clean_files(self, files: Sequence[str], cwd: Path | None) -> tuple[str, ...]:
         if self.repo_root is None:
             if files:
                 raise InvalidInput("--file needs a project (run `loremap init` in a repository)")
             return ()
-        cwd = Path(os.getcwd())
-        return tuple(dict.fromkeys(repo_path(f, self.repo_root, cwd) for f in files))
+        base = self.repo_root if cwd is None else cwd
+        return tuple(dict.fromkeys(repo_path(f, self.repo_root, base) for f in files))
 
     def _clean_links(self, links: Sequence[tuple[str, str]]) -> tuple[Link, ...]:
         out = []
@@ -277,12 +278,13 @@ class Memory:
             out.append(Link(Relation.parse(rel), target))
         return tuple(dict.fromkeys(out))
 
-    def _check_files(self, files: Sequence[str], warnings: list[str]) -> None:
+    def _check_files(self, files: Sequence[str], cwd: Path | None, warnings: list[str]
+                     ) -> None:
         """A note's files must exist in the repository (a mistyped path would never be
         flagged as changed); a binary one is kept with a warning."""
         if self.repo_root is None:
             return
-        for rel in self._clean_files(files):
+        for rel in self._clean_files(files, cwd):
             path = self.repo_root / rel
             if not path.exists():
                 raise InvalidInput(f"file {rel!r} does not exist in the repository (a note's "
@@ -306,7 +308,7 @@ class Memory:
         return hashes
 
     def _build(self, draft: Draft, note_id: str, now: dt.datetime) -> Note:
-        files = self._clean_files(draft.files)
+        files = self._clean_files(draft.files, draft.cwd)
         return Note(
             id=note_id, type=NoteType.parse(draft.type), title=check_title(draft.title),
             body=draft.body.strip(), files=files, links=self._clean_links(draft.links),
@@ -337,7 +339,7 @@ class Memory:
         if not draft.body.strip():
             raise InvalidInput(f"{label}.body: {_NO_BODY}")
         try:
-            self._check_files(draft.files, [])
+            self._check_files(draft.files, draft.cwd, [])
         except InvalidInput as exc:
             raise InvalidInput(f"{label}.files: {exc}") from None
         size = len(draft.body.encode("utf-8", "surrogatepass"))
@@ -368,7 +370,7 @@ class Memory:
         if draft.supersedes:
             check_id(draft.supersedes)
         out = Outcome()
-        self._check_files(draft.files, out.warnings)
+        self._check_files(draft.files, draft.cwd, out.warnings)
         redacted = False
         if quarantine:  # before the id is made: the title must not leak into the file name
             draft, redacted = self._redacted(draft, out)
