@@ -15,14 +15,13 @@ from typing import NamedTuple
 
 from loremap.codemap.languages import LANGUAGES
 from loremap.model import Edge
+from loremap.model.code import KIND_ORDER
 from loremap.store import FileRow, IndexStore
 from loremap.text import estimate_tokens
 from loremap.vault.fs import atomic_write
 
 MAP_BUDGET = 500
 MODULES_DIR = "modules"
-_KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1,
-               "function": 2, "method": 3, "module": 4, "constant": 5, "variable": 6}
 
 
 class Snapshot(NamedTuple):
@@ -184,7 +183,7 @@ def render_module(module: str, facts: ModuleFacts, summary: str,
     lines = [f"# Module `{module_label(module)}`", "", summary or "(no README or docstring)", "",
              "## Files", ""]
     for f in facts.members:
-        names = sorted(symbols.get(f.path, []), key=lambda s: (_KIND_ORDER.get(s[1], 9), s[2]))
+        names = sorted(symbols.get(f.path, []), key=lambda s: (KIND_ORDER.get(s[1], 9), s[2]))
         key = ", ".join(dict.fromkeys(name for name, _, _ in names[:6]))
         doc = f" — {_clip(f.docstring, 100)}" if f.docstring else ""
         lines.append(f"- `{f.path.rsplit('/', 1)[-1]}`{doc}" + (f" ({key})" if key else ""))

@@ -14,6 +14,13 @@ class Definition(NamedTuple):
     line: int
 
 
+# The order definitions of one file are listed in when not all can be: types first, then
+# functions, methods, modules, constants and variables (the module pages and search items).
+KIND_ORDER: dict[str, int] = {
+    "class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1, "function": 2,
+    "method": 3, "module": 4, "constant": 5, "variable": 6}
+
+
 class FileFacts(NamedTuple):
     """The facts of one source file, independent of every other file."""
 

@@ -6,9 +6,10 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
    long query keeps its `max_terms` terms of highest tf x IDF, then terms are kept rarest first
    while their postings fit `max_postings`, so neither a pasted issue nor a large index makes
    a question cost more than a bounded amount;
-2. candidate lists: **bm25** (FTS5 with column weights), **notes** (the bm25 ranking of notes
-   alone, when code competes with them), **entities** (paths, file names,
-   dotted modules, code-looking names, note ids, titles and aliases written in the question),
+2. candidate lists: **bm25** (FTS5 with column weights), **notes** (the bm25 ranking of the
+   notes holding most of the question's terms, when code competes with them), **entities**
+   (paths, file names, dotted modules, code-looking names, note ids, titles and aliases written
+   in the question),
    **sections** (code files ranked by their best-matching section: a run of definitions,
    so a long file's relevant function is not drowned by the rest of the file), **ppr**
    (Personalized PageRank by local push from the top of bm25 and entities) and **vectors**
@@ -16,7 +17,8 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
 3. fuse with RRF (k = 60, a weight per list), optionally diversify with MMR;
 4. filters (kind, type, status, path prefix, as-of date) apply inside every list;
 5. render each item (what it is, where it lives, why it is here, ⚠ when the files a note
-   describes changed since) and pack the best into the token budget.
+   describes changed since; a file's definitions the question is about first) and pack the
+   best into the token budget.
 
 Abstention: the answer is empty ("nothing relevant in memory") unless the question names an
 entity, or one of the best text matches holds at least `coverage` of the question's IDF mass,
@@ -38,7 +40,7 @@ from loremap.search import entities, ppr
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
-from loremap.search.render import Item, Packed, pack, render, snippet
+from loremap.search.render import Item, Packed, definitions, file_snippet, pack, render, snippet
 from loremap.store import SearchStore  # the engine's reads: declared below it
 from loremap.text import Analyzer
 from loremap.text.chatter import CHATTER_WORDS
@@ -103,6 +105,7 @@ _EXACT_WORDS = 16
 _FIRST_CAP = 256
 _ALL_OF = 4  # words an all-common question is searched with, all at once
 _POOLED_NOTES = 10  # notes in the bm25 pool that spare the notes list its own search
+_NOTE_TERMS = 3  # a note in the notes list holds this many of a long question's terms
 
 
 def statuses_for(request: Request) -> tuple[str, ...]:
@@ -247,17 +250,26 @@ class Engine:
 
     def _notes(self, q: QueryTerms, filters: Filters, bm25: list[tuple[str, float]],
                rows: dict[str, NodeRow]) -> list[str]:
-        """The bm25 ranking of notes alone, when code competes with them: a note is short and
-        written for this, and a long file holding the same words would push it down."""
+        """The bm25 ranking of the notes holding most of the question's terms, when code
+        competes with them: such a note is short and written for this, and a long file holding
+        the same words would push it down."""
         if (self.config.notes <= 0 or (filters.kinds and "note" not in filters.kinds)
                 or all(row.kind == "note" for row in rows.values())):
             return []
         pooled = [i for i, _ in bm25 if i in rows and rows[i].kind == "note"]
         if len(pooled) >= _POOLED_NOTES or len(bm25) < self.config.pool:
-            return pooled  # the pool already holds the best notes, in their order
-        found = self.store.text_search(self._match(q), self.config.pool,
-                                       filters._replace(kinds=("note",)), self.config.weights)
-        return [i for i, _ in found]
+            found = pooled  # the pool already holds the best notes, in their order
+        else:
+            found = [i for i, _ in self.store.text_search(
+                self._match(q), self.config.pool, filters._replace(kinds=("note",)),
+                self.config.weights)]
+        # The second vote is for notes about the question: holding most of its terms (three
+        # of a long one's). A note sharing one word of four with it keeps its bm25 place only.
+        need = min(len(q.terms) // 2 + 1, _NOTE_TERMS)
+        if need <= 1 or not found:
+            return found
+        held = self.store.held_terms(found, q.terms)
+        return [i for i in found if len(held.get(i, ())) >= need]
 
     def _sections(self, q: QueryTerms, request: Request) -> list[tuple[str, int]]:
         """Code files by their best-matching section, with that section's first line."""
@@ -461,13 +473,11 @@ class Engine:
             text = snippet(row.body)
             title = row.title
         elif row.kind == "file":
-            named = {s.name for s in symbols.get(node_id, ())}
-            shown = [f"{n} ({k}, line {line})" for n, k, line in defs if n in named]
-            shown += [n for n, _, _ in defs if n not in named][: max(0, 8 - len(shown))]
-            details = tuple(dict.fromkeys(shown))
+            details = definitions(defs, {s.name for s in symbols.get(node_id, ())},
+                                  {t: q.dfs.get(t, 0) for t in q.terms}, self.analyzer.terms)
             module = node_id.rsplit("/", 1)[0] if "/" in node_id else "."
             title = f"{node_id} — module {module}/"
-            text = snippet(row.body, 160)
+            text = file_snippet(row.body)
         else:
             title = row.id
             text = snippet(row.body, 200)

@@ -13,12 +13,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from loremap.model.code import KIND_ORDER
 from loremap.text import estimate_tokens
 
 SNIPPET_CHARS = 240
+DEFINITIONS = 8  # definitions a file item lists at most
+ANNOTATED = 3  # of those matching the question's terms, how many say their kind and line
 
 
 class Item(NamedTuple):
@@ -53,6 +56,44 @@ def snippet(body: str, limit: int = SNIPPET_CHARS) -> str:
         if text and not text.startswith("#"):
             return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
     return ""
+
+
+def file_snippet(body: str, limit: int = 160) -> str:
+    """A code file's line: its docstring, or else its latest commit subjects, one after the
+    other with " · " between them (a file's body is its one-line docstring, then a paragraph of
+    commit subjects, one per line)."""
+    first = body.split("\n\n", 1)[0]
+    lines = [" ".join(line.split()) for line in first.splitlines()]
+    text = " · ".join(line for line in lines if line)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def definitions(defs: Sequence[tuple[str, str, int]], named: Collection[str],
+                terms: Mapping[str, int], terms_of: Callable[[str], Iterable[str]],
+                limit: int = DEFINITIONS) -> tuple[str, ...]:
+    """The definitions a file item lists, `limit` at most, best first: those the question
+    names; those whose name holds the question's `terms` (term -> its document count: more
+    terms first, then the rarer), the first `ANNOTATED` of them with kind and line as the named
+    ones; then the others by name alone, public before private (`_name`), then by kind (types,
+    functions, methods, constants) and line. A name defined twice is listed once."""
+    ranked = []
+    for order, (name, kind, line) in enumerate(defs):
+        held = [terms[t] for t in set(terms_of(name)) if t in terms]
+        group = 0 if name in named else 1 if held else 2
+        ranked.append(((group, -len(held), min(held, default=0), name.startswith("_"),
+                        KIND_ORDER.get(kind, 9), order), name, kind, line))
+    ranked.sort()
+    shown: dict[str, str] = {}
+    matched = 0
+    for (group, *_), name, kind, line in ranked:
+        if len(shown) >= limit:
+            break
+        if name in shown:
+            continue
+        matched += group == 1
+        located = group == 0 or (group == 1 and matched <= ANNOTATED)
+        shown[name] = f"{name} ({kind}, line {line})" if located else name
+    return tuple(shown.values())
 
 
 def render(item: Item) -> Item:
