@@ -21,7 +21,6 @@ from loremap.text import estimate_tokens
 
 SNIPPET_CHARS = 240
 DEFINITIONS = 8  # definitions a file item lists at most
-ANNOTATED = 3  # of those matching the question's terms, how many say their kind and line
 
 
 class Item(NamedTuple):
@@ -72,10 +71,11 @@ def definitions(defs: Sequence[tuple[str, str, int]], named: Collection[str],
                 terms: Mapping[str, int], terms_of: Callable[[str], Iterable[str]],
                 limit: int = DEFINITIONS) -> tuple[str, ...]:
     """The definitions a file item lists, `limit` at most, best first: those the question
-    names; those whose name holds the question's `terms` (term -> its document count: more
-    terms first, then the rarer), the first `ANNOTATED` of them with kind and line as the named
-    ones; then the others by name alone, public before private (`_name`), then by kind (types,
-    functions, methods, constants) and line. A name defined twice is listed once."""
+    names (with kind and line); those whose name holds the question's `terms` (term -> its
+    document count: more terms first, then the rarer); then the others, public before private
+    (`_name`), then by kind (types, functions, methods, constants) and line. Only the named
+    ones say kind and line, so an item costs what it did when it listed its first names. A
+    name defined twice is listed once."""
     ranked = []
     for order, (name, kind, line) in enumerate(defs):
         held = [terms[t] for t in set(terms_of(name)) if t in terms]
@@ -84,15 +84,11 @@ def definitions(defs: Sequence[tuple[str, str, int]], named: Collection[str],
                         KIND_ORDER.get(kind, 9), order), name, kind, line))
     ranked.sort()
     shown: dict[str, str] = {}
-    matched = 0
     for (group, *_), name, kind, line in ranked:
         if len(shown) >= limit:
             break
-        if name in shown:
-            continue
-        matched += group == 1
-        located = group == 0 or (group == 1 and matched <= ANNOTATED)
-        shown[name] = f"{name} ({kind}, line {line})" if located else name
+        if name not in shown:
+            shown[name] = f"{name} ({kind}, line {line})" if group == 0 else name
     return tuple(shown.values())
 
 
