@@ -332,7 +332,7 @@ def test_each_http_client_works_on_the_project_of_its_own_roots(http_server, pro
         async with (httpx2.AsyncClient(headers=headers, timeout=60) as http,
                     Client(streamable_http_client(f"{http_server.url}/mcp", http_client=http),
                            mode="legacy", list_roots_callback=roots_of(folder)) as c):
-            fact = {"type": "decision", "title": title}
+            fact = {"type": "decision", "title": title, "body": "Chosen for the team."}
             assert not (await c.call_tool("remember", {"facts": [fact]})).is_error
             return text(await c.call_tool("recall", {"query": "which database do we use"}))
 
