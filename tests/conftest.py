@@ -120,6 +120,18 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout
 
 
+def new_repo(root: Path, files: dict[str, str], message: str = "initial") -> Path:
+    """A git repository at `root` holding `files` (path -> text) in one commit."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+    return root
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git repository with one commit and a couple of source files; the working directory."""

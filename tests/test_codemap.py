@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN, git
+from conftest import GOLDEN, git, new_repo
 
 FILES = {
     "README.md": "# Shop\n\nA tiny shop that sells things, used to test the code map.\n",
@@ -48,12 +48,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 @pytest.fixture
 def shop(tmp_path, monkeypatch):
     """The shop repository with four commits: cart and pricing change together twice."""
-    root = tmp_path / "shop"
-    root.mkdir()
-    write(root, FILES)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Initial shop")
+    root = new_repo(tmp_path / "shop", FILES, "Initial shop")
     for n in (1, 2):
         for rel in ("src/shop/cart.py", "src/shop/pricing.py"):
             with open(root / rel, "a", encoding="utf-8") as fh:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GOLDEN, git
-from test_codemap import FILES, write
+from conftest import GOLDEN, new_repo
+from test_codemap import FILES
 
 # The shop of the code map's tests, with two notes about its files.
 NOTES = [
@@ -30,12 +30,7 @@ def shop(tmp_path, monkeypatch, cli):
     """The shop, committed at a fixed date, after `loremap init` and two `remember`s."""
     for key in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         monkeypatch.setenv(key, "2026-01-02T03:04:05Z")
-    root = tmp_path / "shop"
-    root.mkdir()
-    write(root, FILES)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Initial shop")
+    root = new_repo(tmp_path / "shop", FILES, "Initial shop")
     monkeypatch.chdir(root)
     assert cli("init").code == 0
     for note_type, title, body, path in NOTES:

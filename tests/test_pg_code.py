@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import git, new_repo
 from loremap.codemap.discover import SkipRules
 from loremap.codemap.index import index_code
 from loremap.git import head_commit
@@ -131,12 +131,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 @pytest.fixture
 def shop(tmp_path):
     """The shop with a history: cart and pricing change together twice."""
-    root = tmp_path / "shop"
-    root.mkdir()
-    write(root, FILES)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Initial shop")
+    root = new_repo(tmp_path / "shop", FILES, "Initial shop")
     for n in (1, 2):
         for rel in ("src/shop/cart.py", "src/shop/pricing.py"):
             with open(root / rel, "a", encoding="utf-8") as fh:

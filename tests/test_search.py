@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from conftest import git
+from conftest import git, new_repo
 from loremap.errors import InvalidInput
 from loremap.search import SearchConfig
-from test_codemap import FILES, write
+from test_codemap import FILES
 
 NOTES = [
     ("bug", "Coupon applied twice",
@@ -42,12 +42,7 @@ def shop(request, tmp_path, monkeypatch, cli):
     runs on both (a test about SQLite mode alone asks for `sqlite_only`)."""
     if request.param == "postgres":
         shared_database(request, monkeypatch)
-    root = tmp_path / "shop"
-    root.mkdir()
-    write(root, FILES)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Initial shop")
+    root = new_repo(tmp_path / "shop", FILES, "Initial shop")
     monkeypatch.chdir(root)
     assert cli("init").code == 0
     for note_type, title, body, files in NOTES:

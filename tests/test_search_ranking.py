@@ -8,10 +8,9 @@ import sqlite3
 
 import pytest
 
-from conftest import git
+from conftest import git, new_repo
 from loremap.search.render import definitions, file_snippet
 from loremap.text import Analyzer
-from test_codemap import write
 
 NOTEBOOK = {
     "src/notebook/disk.py": (
@@ -64,12 +63,7 @@ NOTES = [
 def notebook(tmp_path, monkeypatch, cli):
     """A small project whose atomic note writer never says "safe", beside an unrelated note and
     a file that do."""
-    root = tmp_path / "notebook"
-    root.mkdir()
-    write(root, NOTEBOOK)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Notebook")
+    root = new_repo(tmp_path / "notebook", NOTEBOOK, "Notebook")
     monkeypatch.chdir(root)
     assert cli("init").code == 0
     for note_type, title, body in NOTES:
