@@ -1,9 +1,10 @@
 """`loremap index`: bring the code map in line with the repository, re-reading only what moved.
 
 A file whose (size, mtime) matches the index is not read; one whose content hash matches is
-not parsed. Parsing runs in worker processes when there is enough of it. The graph (imports,
-references, co-change), the ranks and the module nodes are then recomputed from what the index
-holds, which needs no file I/O, and the map pages are rendered.
+not parsed. Parsing runs in worker processes when there is enough of it (codemap/pool.py:
+they die with this process). The graph (imports, references, co-change), the ranks and the
+module nodes are then recomputed from what the index holds, which needs no file I/O, and the
+map pages are rendered.
 """
 
 from __future__ import annotations
@@ -135,9 +136,9 @@ def _results(jobs: list[_Job], workers: int) -> Iterator[CodeFile | Skipped | _T
     if workers <= 1 or len(jobs) < _PARALLEL_FROM:
         yield from map(_read, jobs)
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from loremap.codemap.pool import parse_pool
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with parse_pool(workers) as pool:  # its workers die with this process (SIGKILL included)
         yield from pool.map(_read, jobs, chunksize=16)
 
 
