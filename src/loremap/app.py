@@ -27,7 +27,7 @@ from loremap.memory.service import Memory
 from loremap.store.sqlite import SqliteStore
 from loremap.text import Analyzer
 from loremap.vault.layout import Vault
-from loremap.vault.project import INDEX_FILE, scaffold
+from loremap.vault.project import INDEX_FILE, check_project, scaffold
 
 if TYPE_CHECKING:
     from loremap.codemap.index import IndexReport
@@ -73,6 +73,8 @@ class App:
         if require_project and loremap_dir is None:
             where = f" at {root}" if root is not None else ""
             raise NotFound(f"no loremap project{where}: run `loremap init` in the repository")
+        if loremap_dir is not None:
+            check_project(loremap_dir)  # settings and index are opened by name: no link
         config_file = loremap_dir / CONFIG_FILE if loremap_dir is not None else None
         settings = load_settings(config_file, env)
         user = UserPaths.from_env(env)

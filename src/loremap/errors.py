@@ -11,6 +11,7 @@ and the CLI exits 1 with it. Anything that is not a `LoremapError` is a bug: exi
     │   ├── Conflict              the thing already exists or disagrees with the vault
     │   ├── SecretFound           a credential in text that was about to be written
     │   ├── MalformedNote         a note file that cannot be parsed (names file and line)
+    │   ├── UnsafePath            a file or folder of a vault that is a symlink out of it
     │   ├── IndexLocked           another writer held the index past busy_timeout
     │   └── StoreError            the index is unusable (corrupt, unreachable, ...)
     │       └── SchemaTooNew      written by a newer loremap: never set aside as corrupt
@@ -51,6 +52,11 @@ class MalformedNote(UserError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
+
+
+class UnsafePath(UserError):
+    """A path under `.loremap/` or the personal vault that loremap will not follow: a file that
+    is a symlink, or a folder that leads out of the repository (or the personal vault)."""
 
 
 class IndexLocked(UserError):

@@ -2,7 +2,9 @@
 
 Everything here is deterministic (sorted, rounded ranks, no clocks), so re-rendering an
 unchanged repository gives the same bytes and the pages diff cleanly in git. Pages are only
-written when their bytes change; pages of modules that disappeared are removed.
+written when their bytes change; pages of modules that disappeared are removed. No page is
+written, compared or removed through a symlink (`map.md` linked elsewhere, a `modules/` folder
+linked out of the repository): the render refuses with one line (`UnsafePath`) first.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from loremap.codemap.languages import LANGUAGES
+from loremap.errors import UnsafePath
 from loremap.model import Edge
 from loremap.model.code import KIND_ORDER
 from loremap.store import FileRow, IndexStore
 from loremap.text import estimate_tokens
-from loremap.vault.fs import atomic_write
+from loremap.vault.fs import atomic_write, check_folder, check_write, read_nofollow
 
 MAP_BUDGET = 500
 MODULES_DIR = "modules"
@@ -206,15 +209,18 @@ def _counted(title: str, counts: Counter[str]) -> list[str]:
         f"- `{module_label(m)}` ({n} import{'s' if n != 1 else ''})" for m, n in ordered[:10]]
 
 
-def write_if_changed(path: Path, text: str) -> bool:
+def write_if_changed(path: Path, text: str, root: Path) -> bool:
+    """Write `text` to `path` unless it holds it already; never through a symlink out of
+    `root` or at `path` (`UnsafePath`, nothing written)."""
     data = text.encode("utf-8")
+    check_write(path, root)
     try:
-        if path.read_bytes() == data:
+        if read_nofollow(path)[0] == data:
             return False
-    except OSError:
+    except (OSError, UnsafePath):
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
+    atomic_write(path, data, root)
     return True
 
 
@@ -224,13 +230,15 @@ def render_all(store: IndexStore, root: Path, loremap_dir: Path,
 
     `only` names the modules whose pages can have changed (the others are not rendered).
     """
+    boundary = loremap_dir.parent
+    pages = loremap_dir / MODULES_DIR
+    check_folder(pages, boundary)  # stale pages are deleted: never in a folder linked out
     snap = snapshot(store, only)
     summaries = store.module_summaries()
     written = int(write_if_changed(loremap_dir / "map.md",
-                                   render_map(snap, project or root.name, summaries)))
+                                   render_map(snap, project or root.name, summaries), boundary))
     facts_by_module = module_facts(snap)
     notes = store.notes_by_path()
-    pages = loremap_dir / MODULES_DIR
     keep = set()
     for module, facts in sorted(facts_by_module.items()):
         name = f"{module_slug(module)}.md"
@@ -241,7 +249,7 @@ def render_all(store: IndexStore, root: Path, loremap_dir: Path,
         # One module's definitions at a time: a large repository never holds them all.
         page = render_module(module, facts, summaries.get(module, ""),
                              store.module_symbols(module), linked)
-        written += write_if_changed(pages / name, page)
+        written += write_if_changed(pages / name, page, boundary)
     if pages.is_dir():
         for stale in pages.glob("*.md"):
             if stale.name not in keep:

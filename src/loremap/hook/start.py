@@ -110,7 +110,13 @@ def _after_compaction(project: Project, environ: Mapping[str, str]) -> list[str]
 
 
 def _map(project: Project) -> str:
-    try:
-        return (project.loremap_dir / "map.md").read_text(encoding="utf-8").strip()
+    from loremap.errors import UnsafePath
+    from loremap.vault.fs import read_confined
+
+    try:  # never through a symlink: the map goes into the agent's context
+        data = read_confined(project.loremap_dir / "map.md", project.loremap_dir.parent)
+        return data.decode("utf-8", errors="replace").strip()
+    except UnsafePath as exc:
+        return f"(map not shown: {exc})"
     except OSError:
         return "(no map yet: run `loremap index`)"

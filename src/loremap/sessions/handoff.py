@@ -10,6 +10,10 @@ Hooks read the latest handoff at every session start and a hook may save one, so
 stays on the standard library (no PyYAML; see `loremap.sessions.handoff_file`): a handoff is
 read and written without the note machinery, and closing one edits its `status:` line in
 place, so keys and sections a person added survive untouched.
+
+No symlink is followed out of the repository: a handoff file that is a symlink is skipped (a
+line in `handoff list`), and a `handoffs/` folder linked out of the repository refuses every
+read and write with one line (`UnsafePath`), before anything is written.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from loremap.errors import InvalidInput, MalformedNote, NotFound, SecretFound
+from loremap.errors import InvalidInput, MalformedNote, NotFound, SecretFound, UnsafePath
 from loremap.sessions.handoff_file import (
     ID_FORMAT,
     SOURCES,
@@ -35,7 +39,14 @@ from loremap.sessions.handoff_file import (
     render_file,
     stamp,
 )
-from loremap.vault.fs import atomic_write, file_lock
+from loremap.vault.fs import (
+    atomic_write,
+    check_folder,
+    check_write,
+    file_lock,
+    link_target,
+    read_nofollow,
+)
 from loremap.vault.layout import HANDOFFS_DIR, LOCK_FILE
 
 if TYPE_CHECKING:
@@ -135,6 +146,7 @@ class Handoffs:
                  clock: Callable[[], dt.datetime] = utc_now) -> None:
         self.loremap_dir = loremap_dir
         self.directory = loremap_dir / HANDOFFS_DIR
+        self.boundary = loremap_dir.parent  # the repository: no symlink may lead out of it
         self.lock_timeout = lock_timeout
         self.max_bytes = max_bytes
         self.clock = clock
@@ -226,13 +238,15 @@ class Handoffs:
         """
         self._require_project()
         handoff = self._checked(draft)
-        with file_lock(self.loremap_dir / LOCK_FILE, self.lock_timeout):
+        with file_lock(self.loremap_dir / LOCK_FILE, self.lock_timeout, self.boundary):
             created = _utc(self.clock())
             handoff = handoff._replace(id=self._free_id(created), created_at=created)
+            path = self.path_for(handoff.id)
+            check_write(path, self.boundary)  # before the folder is made through a link
             self.directory.mkdir(exist_ok=True)
             # The new file first: a crash before the others are closed leaves two open
             # handoffs, and the newest (this one) is the one served.
-            atomic_write(self.path_for(handoff.id), render_file(handoff).encode("utf-8"))
+            atomic_write(path, render_file(handoff).encode("utf-8"), self.boundary)
             for path in self._paths():
                 if path.stem != handoff.id:
                     self._close_file(path, quiet=True)
@@ -241,7 +255,7 @@ class Handoffs:
     def close(self, handoff_id: str | None = None) -> Handoff:
         """Mark `handoff_id` (or the latest open handoff) closed; closing twice is harmless."""
         self._require_project()  # before the lock, which would create the folder
-        with file_lock(self.loremap_dir / LOCK_FILE, self.lock_timeout):
+        with file_lock(self.loremap_dir / LOCK_FILE, self.lock_timeout, self.boundary):
             handoff = self.load(handoff_id)
             if handoff.status == "open":
                 self._close_file(self.path_for(handoff.id), quiet=False)
@@ -257,21 +271,29 @@ class Handoffs:
     def _paths(self) -> builtins.list[Path]:
         """The handoff files, newest first (hidden temp files skipped)."""
         self._require_project()
+        check_folder(self.directory, self.boundary)
         try:
             entries = list(os.scandir(self.directory))
         except FileNotFoundError:
             return []
+        # A symlink is listed so that reading it says why it is skipped.
         paths = [Path(e.path) for e in entries
-                 if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()]
+                 if e.name.endswith(".md") and not e.name.startswith(".")
+                 and (e.is_file() or e.is_symlink())]
         return sorted(paths, key=lambda p: order_key(p.stem), reverse=True)
 
     def _read(self, path: Path) -> Handoff:
         shown = self.display(path)
+        check_folder(path.parent, self.boundary)
         try:
-            data = path.read_bytes()
+            data = read_nofollow(path)[0]
         except (FileNotFoundError, IsADirectoryError):
             raise NotFound(f"no handoff {path.stem} in .loremap/handoffs (see `loremap handoff "
                            "list`)") from None
+        except UnsafePath as exc:
+            target = link_target(path)
+            raise MalformedNote(shown, str(exc) if target is None else f"a symlink to {target}: "
+                                "not read (loremap follows no link)") from None
         if len(data) > self.max_bytes + _FILE_SLACK:
             raise MalformedNote(shown, f"file is {len(data)} bytes, over the "
                                 f"{self.max_bytes}-byte limit (vault.max_note_bytes)")
@@ -288,12 +310,12 @@ class Handoffs:
             handoff = self._read(path)
             if handoff.status == "closed":
                 return
-            text = closed_text(path.read_text(encoding="utf-8"), self.display(path))
+            text = closed_text(read_nofollow(path)[0].decode("utf-8"), self.display(path))
         except (MalformedNote, NotFound, OSError):
             if quiet:
                 return
             raise
-        atomic_write(path, text.encode("utf-8"))
+        atomic_write(path, text.encode("utf-8"), self.boundary)
 
     def _free_id(self, created: dt.datetime) -> str:
         base = created.strftime(ID_FORMAT)

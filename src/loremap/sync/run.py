@@ -22,7 +22,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from loremap.errors import Conflict, InvalidInput, MalformedNote, NotFound, UserError
+from loremap.errors import (
+    Conflict,
+    InvalidInput,
+    MalformedNote,
+    NotFound,
+    UnsafePath,
+    UserError,
+)
 from loremap.model import check_id
 from loremap.sync.merge_base import Base, base_path
 from loremap.sync.plan import (
@@ -139,7 +146,11 @@ class Sync:
                 warnings.append(f"skipped {shown}: its name is not a note id")
                 continue
             try:
-                data = file.path.read_bytes()
+                data = fs.read_nofollow(file.path)[0]  # never a symlink's target
+            except UnsafePath as exc:
+                warnings.append(f"skipped {shown}: {exc}")
+                unread.add(file.id)
+                continue
             except OSError as exc:
                 warnings.append(f"skipped {shown}: {exc.strerror}")
                 unread.add(file.id)
@@ -184,7 +195,10 @@ class Sync:
 
         shown = self.vault.display(file.path)
         try:
-            text = file.path.read_bytes().decode("utf-8")
+            text = fs.read_nofollow(file.path)[0].decode("utf-8")
+        except UnsafePath as exc:
+            warnings.append(f"skipped {shown}: {exc}")
+            return None
         except OSError as exc:
             warnings.append(f"skipped {shown}: {exc.strerror}")
             return None
@@ -299,7 +313,7 @@ class Sync:
             data = None if doc is None or doc.deleted else self._writable(doc, warnings)
             if data is None:
                 return False
-            fs.atomic_write(self.vault.path_for(note_id), data)
+            fs.atomic_write(self.vault.writable(note_id), data)
             base = self._base(warnings)
             base.update({note_id: content_hash(data)})
             base.save()
@@ -368,7 +382,7 @@ class Sync:
         """The files' side of one step (after the database committed)."""
         step = item.step
         if item.remote is not None and (step.op == WRITE or step.winner == DATABASE):
-            fs.atomic_write(self.vault.path_for(step.id), item.remote)
+            fs.atomic_write(self.vault.writable(step.id), item.remote)
         elif step.op == DELETE:
             self.vault.delete(step.id)
 

@@ -39,8 +39,16 @@ def module_page(app: App, module: str) -> ModulePage | None:
         return None
     page = app.loremap_dir / MODULES_DIR / f"{module_slug(module)}.md"
     if page.is_file():
-        return ModulePage(module, str(page), page.read_text(encoding="utf-8"))
+        return ModulePage(module, str(page), _page_text(app.loremap_dir, page))
     return None
+
+
+def _page_text(loremap_dir: Path, page: Path) -> str:
+    """A map page's text, never through a symlink (`UnsafePath`: a committed page linked to
+    another file would put that file in the agent's context)."""
+    from loremap.vault.fs import read_confined
+
+    return read_confined(page, loremap_dir.parent).decode("utf-8")
 
 
 def map_page(app: App, module: str | None, cwd: Path | None = None) -> Mapped:
@@ -55,7 +63,7 @@ def map_page(app: App, module: str | None, cwd: Path | None = None) -> Mapped:
     folder = _module(module, app.root, app.root if cwd is None else cwd) if module else ""
     if not folder:
         path = app.loremap_dir / "map.md"
-        return Mapped(ModulePage("", str(path), path.read_text(encoding="utf-8")), warnings)
+        return Mapped(ModulePage("", str(path), _page_text(app.loremap_dir, path)), warnings)
     page = module_page(app, folder)
     if page is None:
         hint = did_you_mean(folder, app.store.module_summaries())

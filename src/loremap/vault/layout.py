@@ -3,6 +3,10 @@
 Two vaults exist: the project's (`<repo>/.loremap/`, committed) and the personal one (per user,
 searched with every project). Both have the same layout; `scope` tells them apart in the index.
 Every path handed out is confined to `notes/`; ids are checked before any path is built.
+No symlink is followed out of the vault's boundary (the repository for the project's vault, the
+vault's own folder for the personal one): a `notes/` folder linked out refuses every read and
+write, a note file that is a symlink is skipped with a warning and never written through
+(see `fs`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from loremap.errors import InvalidInput, MalformedNote, SecretFound
+from loremap.errors import InvalidInput, MalformedNote, SecretFound, UnsafePath
 from loremap.model import Note, check_id
 from loremap.vault import fs
 
@@ -63,6 +67,9 @@ class Vault:
         self.root = root
         self.scope = scope
         self.notes_dir = root / NOTES_DIR
+        # What no symlink may lead out of: a project's vault is `<repo>/.loremap`, and its
+        # `.loremap` may be a link only to a folder of the same repository.
+        self.boundary = root.parent if scope == "project" else root
         self.max_note_bytes = max_note_bytes
         self.lock_timeout = lock_timeout
 
@@ -72,12 +79,13 @@ class Vault:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """The vault's write lock; every change to its files happens inside it."""
-        with fs.file_lock(self.root / LOCK_FILE, self.lock_timeout):
+        with fs.file_lock(self.root / LOCK_FILE, self.lock_timeout, self.boundary):
             yield
 
     def path_for(self, note_id: str) -> Path:
         """The file of `note_id`, refusing any id that could leave `notes/`."""
         check_id(note_id)
+        fs.check_folder(self.notes_dir, self.boundary)
         path = self.notes_dir / f"{note_id}.md"
         if path.parent != self.notes_dir:  # pragma: no cover - check_id already forbids this
             raise InvalidInput(f"note id {note_id!r} would leave the vault")
@@ -86,10 +94,21 @@ class Vault:
     def exists(self, note_id: str) -> bool:
         return self.path_for(note_id).exists()
 
+    def writable(self, note_id: str) -> Path:
+        """`path_for(note_id)`, refused (`UnsafePath`) when the file there is a symlink."""
+        path = self.path_for(note_id)
+        fs.check_write(path, self.boundary)
+        return path
+
     def scan(self) -> list[NoteFile]:
-        """Every `notes/*.md` file (hidden temp files skipped), sorted by id."""
+        """Every `notes/*.md` file (hidden temp files skipped), sorted by id.
+
+        A symlink is listed like a file, so that `load` skips it with a warning naming it;
+        `UnsafePath` when `notes/` itself leads out of the boundary.
+        """
         out: list[NoteFile] = []
         directory = self.notes_dir
+        fs.check_folder(directory, self.boundary)
         try:
             entries = list(os.scandir(directory))
         except FileNotFoundError:
@@ -100,10 +119,10 @@ class Vault:
             if not name.endswith(".md") or name.startswith("."):
                 continue
             try:
-                st = entry.stat()
+                st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            if stat.S_ISREG(st.st_mode):
+            if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 out.append(make((name[:-3], directory, st.st_mtime_ns, st.st_size)))
         out.sort()  # ids are unique, so tuples order by id alone
         return out
@@ -123,7 +142,13 @@ class Vault:
         if file.size > self.max_note_bytes + _FILE_SLACK:
             raise MalformedNote(shown, f"file is {file.size} bytes, over the "
                                 f"{self.max_note_bytes}-byte note limit")
-        data = file.path.read_bytes()
+        try:  # the folder was checked by `scan` or `path_for`
+            data, st = fs.read_nofollow(file.path)
+        except UnsafePath as exc:
+            target = fs.link_target(file.path)
+            why = (str(exc) if target is None else f"a symlink to {target}: not read "
+                   "(loremap follows no link)")
+            raise MalformedNote(shown, why) from None
         if b"\x00" in data:
             raise MalformedNote(shown, "binary file (contains NUL bytes)")
         try:
@@ -135,13 +160,12 @@ class Vault:
         if note.id != file.id:
             raise MalformedNote(shown, f"id '{note.id}' does not match the file name "
                                 f"'{file.id}.md'", 2)
-        st = file.path.stat()
         fresh = NoteFile(file.id, file.directory, st.st_mtime_ns, st.st_size)
         return LoadedNote(note, fresh, content_hash(data), text)
 
     def read(self, note_id: str) -> LoadedNote:
         path = self.path_for(note_id)
-        st = path.stat()
+        st = path.lstat()
         return self.load(NoteFile(note_id, path.parent, st.st_mtime_ns, st.st_size))
 
     def display(self, path: Path) -> str:
@@ -176,8 +200,9 @@ class Vault:
     def write(self, note: Note) -> LoadedNote:
         """Atomically write `note` to its file (call inside `lock()`)."""
         data = self.render(note)
+        path = self.writable(note.id)
         self.ensure()
-        fs.atomic_write(self.path_for(note.id), data)
+        fs.atomic_write(path, data, self.boundary)
         return self.written(note, data)
 
     def written(self, note: Note, data: bytes) -> LoadedNote:
