@@ -114,14 +114,17 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
     key = hashlib.sha256(repr((environ.get("LOREMAP_DATABASE_URL"),
                                environ.get("LOREMAP_PROJECT_KEY"),
                                _config_bytes(loremap_dir))).encode()).hexdigest()
-    try:
-        kept = json.loads(cache.read_text(encoding="utf-8"))
+    from loremap.errors import UnsafePath
+    from loremap.vault.fs import read_confined
+
+    try:  # never through a symlink: these warnings go into the agent's context
+        kept = json.loads(read_confined(cache, loremap_dir.parent).decode("utf-8"))
         written = cache.stat().st_mtime
         fresh = (kept["key"] == key and 0 <= time.time() - written < SHARED_CACHE_S
                  and (loremap_dir / "notes").stat().st_mtime < written)
         if fresh and isinstance(kept["paths"], dict):
             return kept["paths"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, UnsafePath):
         pass
     from loremap.app import App
     from loremap.errors import StoreError
@@ -143,7 +146,7 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
             f"{SHARED_CACHE_S:g} s", environ)
         paths = {}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(cache, json.dumps({"key": key, "paths": paths}).encode())
+    atomic_write(cache, json.dumps({"key": key, "paths": paths}).encode(), loremap_dir.parent)
     return paths
 
 
