@@ -35,6 +35,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from loremap.vault import gitleaks
+
 
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
@@ -111,6 +113,11 @@ _PEM = re.compile(
     rf"(?:(?:{_PEM_LINE})*?{_PEM_NL}[ \t]*-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
     rf"|(?:{_PEM_LINE})*)"
 )
+# A key pasted into one line (a title, a flattened transcript): header, base64 words, END.
+_PEM_ONE_LINE = re.compile(
+    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[ \t]*[A-Za-z0-9+/=]{16,}"
+    r"(?:[ \t]+[A-Za-z0-9+/=]+)*(?:[ \t]*-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----)?"
+)
 _AWS_SECRET = re.compile(  # runs on the lower-cased text
     r"aws_?secret(?:_?access)?_?key[\"'`]?[ \t]*(?:=>|:=|=|:)[ \t]*[\"'`]?"
     r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+=])"
@@ -141,6 +148,31 @@ _URL_PASSWORD = re.compile(  # the scheme is checked by the look-behind, not mat
     r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s:/?#@'\"<>\[\]]*)"
     r":(?P<secret>[^\s/?#'\"<>]+)@(?=[A-Za-z0-9\[])"
 )
+
+_AZURE_KEY = re.compile(  # storage / service bus connection strings
+    r"(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{32,}={0,2})(?![A-Za-z0-9+/=])"
+)
+_GOOGLE_OAUTH = re.compile(r"GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])")
+_VAULT = re.compile(r"hv[sbr]\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])")
+# Runs on the lower-cased text: `Authorization: Basic <base64 of user:password>`.
+_BASIC = re.compile(r"basic[ \t]+(?P<secret>[a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])")
+# A bearer token anywhere (a header, a curl line, a config), not only after `Authorization:`.
+_BEARER = re.compile(r"bearer[ \t]+(?P<secret>[a-z0-9._~+/=-]{16,})(?![a-z0-9._~+/=-])")
+_MIN_BEARER_ENTROPY = 3.0
+# Words of a sentence: a quoted value made of them is prose, not a passphrase.
+_PROSE_WORDS = frozenset(
+    "a an and are as at be by for from in is it of on or see set the this to use with your our "
+    "not no must should will can".split()
+)
+_PASSPHRASE_WORDS = (3, 10)
+_MIN_PASSPHRASE = 15
+# A generic finding whose name ends in one of these is data about a secret, not the secret.
+_NOT_SECRET_TAILS = frozenset(
+    "hash hashed digest checksum sha sha1 sha256 md5 id ids name names url uri path file type "
+    "length len size count version expiry expires ttl timeout prefix suffix format header "
+    "field column env var".split()
+)
+_NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 _TYPE_HINT = r"[ \t]*:[ \t]*[a-z_][\w.]*(?:\[[^\]\r\n]{0,40}\])?(?:[ \t]*\|[ \t]*none)?[ \t]*="
 _ASSIGNED_VALUE = (
@@ -235,13 +267,49 @@ def _assignment_ok(text: str, match: re.Match[str], start: int, end: int) -> boo
     return _is_secret_value(value)
 
 
+def _is_passphrase(value: str, quoted: bool) -> bool:
+    """Several words chosen as a password: `"correct horse battery staple"` (quoted, three
+    words or more) or `correct-horse-battery-staple` (four parts or more); a quoted sentence
+    (`"see the vault"`) is prose."""
+    if len(value) < _MIN_PASSPHRASE or _is_placeholder(value):
+        return False
+    spaced = quoted and len(value.split()) > 1
+    words = value.split() if spaced else re.split(r"[-_.]", value)
+    fewest = _PASSPHRASE_WORDS[0] if spaced else _PASSPHRASE_WORDS[0] + 1
+    if not fewest <= len(words) <= _PASSPHRASE_WORDS[1]:
+        return False
+    return all(w.isalnum() for w in words) and not any(w.lower() in _PROSE_WORDS for w in words)
+
+
 def _pass_assignment_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
     # `pass`/`pwd` only as a whole word or a camelCase part (`DB_PASS`, `dbPass`), never the
     # tail of a lower-case word (`bypass`, `compass`).
     name_start = match.start()
     if name_start > 0 and text[name_start - 1].islower():
         return False
-    return _assignment_ok(text, match, start, end)
+    if _assignment_ok(text, match, start, end):
+        return True
+    return _is_passphrase(text[start:end], quoted=match.group("bare") is None)
+
+
+def _basic_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
+    """`Basic <base64>` is a credential when the base64 decodes to `user:password`."""
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(text[start:end], validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon and password and decoded.isprintable() and password != user
+                and not _is_placeholder(password))
+
+
+def _bearer_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
+    token = text[start:end]
+    return (any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
+            and not _is_placeholder(token) and _entropy(token) >= _MIN_BEARER_ENTROPY)
 
 
 def _key_assignment_ok(text: str, match: re.Match[str], start: int, end: int) -> bool:
@@ -252,10 +320,12 @@ def _key_assignment_ok(text: str, match: re.Match[str], start: int, end: int) ->
 
 
 _ASSIGNMENT_KIND = "password/secret/token assignment"
+_GITLEAKS_GENERIC = "generic-api-key"
 
 # Order is priority: when two rules claim the same span, the earlier rule names it.
 _RULES = (
     _Rule("private key block", _PEM, _pem_ok),
+    _Rule("private key block", _PEM_ONE_LINE, _always),
     _Rule("AWS secret access key", _AWS_SECRET, _aws_secret_ok, lowered=True, groups=("secret",)),
     _Rule("AWS access key id", _AWS_KEY_ID, _looks_random, word_start=True),
     _Rule("GitHub token", _GITHUB, _looks_random, word_start=True),
@@ -269,6 +339,11 @@ _RULES = (
     _Rule("Google API key", _GOOGLE, _looks_random, word_start=True),
     _Rule("npm token", _NPM, _looks_random, word_start=True),
     _Rule("JSON Web Token", _JWT, _always, word_start=True),
+    _Rule("Azure storage key", _AZURE_KEY, _looks_random, groups=("secret",)),
+    _Rule("Google OAuth client secret", _GOOGLE_OAUTH, _looks_random, word_start=True),
+    _Rule("Vault token", _VAULT, _looks_random, word_start=True),
+    _Rule("HTTP Basic credentials", _BASIC, _basic_ok, lowered=True, groups=("secret",)),
+    _Rule("bearer token", _BEARER, _bearer_ok, lowered=True, groups=("secret",)),
     _Rule("URL with a password", _URL_PASSWORD, _url_password_ok, groups=("secret",)),
     _Rule(_ASSIGNMENT_KIND, _assignment("pass(?:word|wd|phrase)?"), _pass_assignment_ok,
           lowered=True, groups=_VALUE_GROUPS),
@@ -322,7 +397,48 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
                 continue
             if rule.accept(text, match, start, end):
                 found.append((start, start - end, priority, rule.kind))
+    # Trigger: a gitleaks rule and one of ours claim overlapping text. Why: ours name the
+    # kind and cut the span as the rest of loremap expects (a URL's password, not the URL).
+    # Outcome: the gitleaks finding is dropped; alone it stands.
+    spans = [(start, start - neg) for start, neg, _, _ in found]
+    found.extend(c for c in _gitleaks_candidates(text, lowered)
+                 if not any(c[0] < end and start < c[0] - c[1] for start, end in spans))
     return found
+
+
+def _generic_ok(text: str, found: gitleaks.Match) -> bool:
+    """gitleaks' generic rule, held to this module's view of names and values: a name that
+    ends in `hash`, `id`, `url`... describes a secret (`password_hash = '...'`), and a
+    placeholder, path or URL is no value."""
+    name = text[found.match_start : found.start].rstrip(" \t'\"`=:>,|?")
+    parts = _NAME_PART.findall(name)
+    if parts and parts[-1].lower() in _NOT_SECRET_TAILS:
+        return False
+    value = text[found.start : found.end]
+    return not (_is_placeholder(value) or value.startswith(_LOCATORS) or "://" in value
+                or _is_encoded_prose(value))
+
+
+def _is_encoded_prose(value: str) -> bool:
+    """Base64 of words (`aGVsbG8gd29ybGQ...`: "hello world"), which a key never decodes to."""
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return " " in decoded and decoded.isprintable() and sum(
+        ch.isalpha() or ch == " " for ch in decoded) >= 0.9 * len(decoded)
+
+
+def _gitleaks_candidates(text: str, lowered: str | None) -> list[tuple[int, int, int, str]]:
+    """The vendored gitleaks rules, ranked after this module's (which name a span first)."""
+    priority = len(_RULES)
+    return [(f.start, f.start - f.end, priority, f.rule)
+            for f in gitleaks.scan(text, lowered if lowered is not None
+                                   else _lower_same_length(text))
+            if f.rule != _GITLEAKS_GENERIC or _generic_ok(text, f)]
 
 
 def scan(text: str) -> list[SecretFinding]:
