@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import string
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loremap.errors import MalformedNote
+from loremap.errors import InvalidInput, MalformedNote
 from loremap.model import Link, Note, NoteType, Relation, Source, Status
-from loremap.vault.frontmatter import parse_note, render_note
+from loremap.vault.frontmatter import (
+    FRONTMATTER_MAX_BYTES,
+    KNOWN_KEYS,
+    MAX_DEPTH,
+    parse_note,
+    render_note,
+)
 
 ids = st.from_regex(r"[a-z0-9]([a-z0-9]|-(?=[a-z0-9])){0,40}", fullmatch=True)
 line_text = st.text(st.characters(exclude_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1,
@@ -49,8 +56,8 @@ notes = st.builds(
     superseded_by=st.one_of(st.none(), ids),
     tags=st.lists(line_text, max_size=3).map(tuple),
     aliases=st.lists(line_text, max_size=2).map(tuple),
-    recorded_at=st.one_of(st.none(), st.datetimes().map(lambda d: d.strftime(
-        "%Y-%m-%dT%H:%M:%SZ"))),
+    recorded_at=st.one_of(st.none(), st.datetimes(min_value=dt.datetime(1000, 1, 1)).map(
+        lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))),  # a year has four digits in ISO 8601
     valid_from=st.one_of(st.none(), iso_day),
     valid_to=st.one_of(st.none(), iso_day),
     commit=st.one_of(st.none(), st.from_regex(r"[0-9a-f]{7,12}", fullmatch=True)),
@@ -146,3 +153,137 @@ def test_malformed_yaml_names_the_file_line(text, line):
         parse_note(text, "notes/a.md")
     assert err.value.line == line
     assert str(err.value).startswith(f"notes/a.md:{line}: malformed frontmatter")
+
+
+# --- hostile and odd frontmatter ------------------------------------------------------------
+
+HEAD = "---\nid: concept-x\ntype: concept\ntitle: X\n"  # the next line is line 5
+
+
+def bomb(depth: int = 8, width: int = 9) -> str:
+    """The "billion laughs": each anchor holds `width` aliases of the one before."""
+    rows = [f"a0: &a0 [{', '.join(['lol'] * width)}]"]
+    rows += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, depth + 1)]
+    return HEAD + "\n".join(rows) + "\n---\nBody.\n"
+
+
+def error_of(text: str) -> MalformedNote:
+    with pytest.raises(MalformedNote) as err:
+        parse_note(text, "notes/concept-x.md")
+    return err.value
+
+
+def test_an_alias_bomb_is_refused_at_its_first_anchor():
+    text = bomb()
+    assert len(text.encode("utf-8")) < 700
+    err = error_of(text)
+    assert (err.line, str(err)) == (5, "notes/concept-x.md:5: 'a0' uses the YAML &a0: anchors "
+                                        "and aliases are refused (a few bytes of them can expand "
+                                        "to gigabytes)")
+
+
+@pytest.mark.parametrize(("yaml_text", "line", "shown"), [
+    ("zeta: *missing\n", 5, "'zeta' uses the YAML *missing"),
+    ("tags: [a]\nzeta:\n  deep: [1, &one 1]\n", 7, "'zeta' uses the YAML &one"),
+    ("&k zeta: 1\n", 5, "'zeta' uses the YAML &k"),
+])
+def test_every_anchor_and_alias_is_refused_naming_its_key_and_line(yaml_text, line, shown):
+    err = error_of(HEAD + yaml_text + "---\n")
+    assert err.line == line and shown in str(err)
+
+
+def test_ampersands_and_stars_in_text_are_only_text():
+    note = parse_note(HEAD.replace("title: X", "title: A & B *bold*") + "why: '&a *b'\n---\n",
+                      "concept-x.md")
+    assert (note.title, note.extra) == ("A & B *bold*", {"why": "&a *b"})
+
+
+def test_a_frontmatter_over_its_cap_is_refused_before_it_is_parsed():
+    err = error_of(HEAD + "pad: " + "x" * FRONTMATTER_MAX_BYTES + "\n---\n")
+    assert err.line == 1 and f"over {FRONTMATTER_MAX_BYTES} bytes" in str(err)
+    fits = HEAD + "pad: " + "x" * (FRONTMATTER_MAX_BYTES - len(HEAD) - 10) + "\n---\n"
+    assert parse_note(fits, "concept-x.md").extra["pad"].startswith("xxx")
+
+
+def test_a_note_whose_frontmatter_would_be_over_the_cap_is_not_written():
+    files = tuple(f"src/module_{i:05}.py" for i in range(FRONTMATTER_MAX_BYTES // 20))
+    with pytest.raises(InvalidInput, match=r"frontmatter of note concept-x would be \d+ bytes"):
+        render_note(Note(id="concept-x", type=NoteType.CONCEPT, title="X", body="", files=files))
+
+
+def test_nesting_past_the_depth_limit_names_the_key():
+    deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
+    err = error_of(HEAD + f"tags: [a]\nzeta: {deep}\n---\n")
+    assert err.line == 6 and f"'zeta' nests deeper than {MAX_DEPTH} levels" in str(err)
+    ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert "zeta" in parse_note(HEAD + f"zeta: {ok}\n---\n", "concept-x.md").extra
+
+
+def test_an_invalid_date_in_an_unknown_key_round_trips_as_text():
+    note = parse_note(HEAD + "reviewed: 2026-13-45\nchecked: 2026-02-30 10:00:00\n---\nB.\n",
+                      "concept-x.md")
+    assert note.extra == {"reviewed": "2026-13-45", "checked": "2026-02-30 10:00:00"}
+    assert parse_note(render_note(note)[0], "concept-x.md") == note
+
+
+@pytest.mark.parametrize("key", ["recorded_at", "valid_from", "valid_to"])
+@pytest.mark.parametrize("value", ["2026-13-45", "2026-02-30T10:00:00Z", "last week"])
+def test_an_invalid_date_in_a_known_key_names_the_key_and_its_line(key, value):
+    err = error_of(HEAD + f"tags: [a]\n{key}: {value}\n---\n")
+    assert err.line == 6
+    assert str(err).startswith(f"notes/concept-x.md:6: '{key}' is not a date: '{value}'")
+
+
+@pytest.mark.parametrize("value", ["2026-11-30", "2026-11-30T16:40:00Z",
+                                   "2026-11-30 16:40:00 +01:00", "2026-11-30T16:40:00.5+02:00"])
+def test_dates_and_timestamps_in_known_keys_are_kept_as_written(value):
+    assert parse_note(HEAD + f"valid_from: {value}\n---\n", "concept-x.md").valid_from == value
+
+
+@pytest.mark.parametrize(("yaml_text", "line", "message"), [
+    ("tags: [a]\nzeta: 1\ntags: [b]\n", 7, "duplicate key 'tags' at lines 5 and 7"),
+    ("zeta: 1\nzeta: 2\n", 6, "duplicate key 'zeta' at lines 5 and 6"),
+    ("zeta:\n  a: 1\n  b: {c: 1, c: 2}\n", 7, "duplicate key 'c' in 'zeta' twice at line 7"),
+    ("file_hashes:\n  a.py: x\n  a.py: y\n", 7, "duplicate key 'a.py' in 'file_hashes' at "
+                                                "lines 6 and 7"),
+    ("title: Y\n", 5, "duplicate key 'title' at lines 4 and 5"),
+])
+def test_a_duplicate_key_is_an_error_naming_it_and_both_lines(yaml_text, line, message):
+    err = error_of(HEAD + yaml_text + "---\n")
+    assert err.line == line and str(err) == f"notes/concept-x.md:{line}: {message}"
+
+
+@pytest.mark.parametrize(("yaml_text", "line", "message"), [
+    ("tags: [a]\nn: !!int abc\n", 6, "'n': invalid literal for int() with base 10: 'abc'"),
+    ("n: !custom x\n", 5, "'n': could not determine a constructor for the tag '!custom'"),
+    ("? [a, b]\n: 1\n", 5, "a frontmatter key must be a plain word, not a list or mapping"),
+])
+def test_a_value_yaml_cannot_build_names_its_key_and_line(yaml_text, line, message):
+    err = error_of(HEAD + yaml_text + "---\n")
+    assert err.line == line and str(err) == f"notes/concept-x.md:{line}: {message}"
+
+
+def test_a_bad_type_or_status_names_its_key_and_line():
+    err = error_of("---\nid: concept-x\ntitle: X\nstatus: gone\ntype: concept\n---\n")
+    assert err.line == 4 and str(err).startswith("notes/concept-x.md:4: 'status': ")
+
+
+line_breaking = st.text(st.one_of(st.characters(exclude_categories=("Cs",)),
+                                  st.sampled_from("\x85\u2028\u2029\r\n\t \ufeff:#&*'\"")),
+                        max_size=40)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(line_breaking.filter(lambda k: k not in KNOWN_KEYS),
+                       st.one_of(line_breaking, st.lists(line_breaking, max_size=3)),
+                       max_size=4))
+def test_unknown_key_strings_round_trip_exactly_line_breaks_included(extra):
+    note = Note(id="concept-x", type=NoteType.CONCEPT, title="X", body="", extra=extra)
+    assert parse_note(render_note(note)[0], "concept-x.md").extra == extra
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"])
+def test_yaml_line_break_characters_in_an_unknown_key_come_back(char):
+    extra = {"why": f"a{char}b", "edge": char, f"k{char}": [f"{char}x"]}
+    note = Note(id="concept-x", type=NoteType.CONCEPT, title="X", body="", extra=extra)
+    assert parse_note(render_note(note)[0], "concept-x.md").extra == extra
