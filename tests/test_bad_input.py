@@ -268,21 +268,17 @@ def test_when_the_superseded_note_cannot_be_replaced_neither_write_remains(seede
     before = snapshot(seeded)
     import os
 
-    import loremap.memory.service as service
-
     real_replace = os.replace
-    calls = []
 
-    def failing_replace(src, dst):
-        calls.append(dst)
-        if len(calls) == 2:
+    def failing_replace(src, dst):  # the new note is renamed first, then the old one fails
+        if Path(dst).name == "decision-session-cookies.md":
             raise OSError(28, "No space left on device")
         return real_replace(src, dst)
 
-    monkeypatch.setattr(service.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     result = cli("remember", "-t", "decision", "--title", "Use JWT", "--supersedes",
                  "decision-session-cookies", "-m", "Tokens.")
-    monkeypatch.setattr(service.os, "replace", real_replace)
+    monkeypatch.setattr(os, "replace", real_replace)
     assert result.code == 3  # an OS failure is not the user's input: exit 3 with the log
     assert snapshot(seeded) == before
     assert not list((seeded / ".loremap" / "notes").glob(".*.tmp"))

@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,5 +76,45 @@ def test_a_writer_killed_at_random_points_never_leaves_a_torn_note(project, cli)
         assert after["ok"], (fixed.out, after)
         assert not vault.temp_files()
     assert kills >= 45  # nearly every writer was killed mid-run, not after finishing
+    notes = json.loads(cli("list", "--json").out)["notes"]
+    assert len(notes) == len(vault.scan())
+
+
+def batch_sizes(vault: Vault) -> dict[str, int]:
+    """How many facts of each batch (`Batch <tag> fact <k>`) are note files."""
+    sizes: dict[str, int] = {}
+    for file in vault.scan():
+        title = vault.load(file).note.title
+        tag = title.removeprefix("Batch ").rsplit(" fact ", 1)[0]
+        sizes[tag] = sizes.get(tag, 0) + 1
+    return sizes
+
+
+@pytest.mark.slow
+def test_a_two_fact_write_killed_at_random_points_lands_whole_or_not_at_all(project, cli):
+    rng = random.Random(20261201)
+    vault = Vault(project / ".loremap", "project", 262144, 5.0)
+    kills = 0
+    for seed in range(50):
+        proc = spawn("batch", str(project), str(seed), stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        for _ in range(rng.randint(1, 3)):
+            if not proc.stdout.readline():
+                break
+        # A random point inside the next batch (one takes ~30 ms here), not only its start.
+        time.sleep(rng.uniform(0, 0.05))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        assert proc.stderr is not None
+        proc.stderr.close()
+        kills += proc.returncode == -signal.SIGKILL
+        fixed = cli("doctor", "--fix", "--json")
+        after = json.loads(cli("doctor", "--json").out)
+        assert after["ok"], (fixed.out, after)
+        sizes = batch_sizes(vault)
+        assert set(sizes.values()) <= {2}, (seed, sizes)  # never one fact of the two
+        assert not vault.temp_files()
+    assert kills >= 45
     notes = json.loads(cli("list", "--json").out)["notes"]
     assert len(notes) == len(vault.scan())

@@ -2,6 +2,8 @@
 
     python tests/writer.py concurrent PROJECT WORKER COUNT
     python tests/writer.py crash PROJECT SEED
+    python tests/writer.py batch PROJECT SEED
+    python tests/writer.py batch-kill PROJECT RENAMES [SUPERSEDES]
 
 Each operation opens the project as a fresh process-level App would, so the tests exercise the
 same path as many agents and CLI calls writing one vault at once.
@@ -9,11 +11,15 @@ same path as many agents and CLI calls writing one vault at once.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
 from loremap.app import App
 from loremap.memory.service import Draft
+from loremap.use.fresh import SERVER
+from loremap.use.notes import remember
 
 
 def concurrent(project: Path, worker: int, count: int) -> None:
@@ -44,9 +50,47 @@ def crash(project: Path, seed: int) -> None:
         print(f"done {tag}", flush=True)
 
 
+def batch_drafts(tag: str, count: int = 2, supersedes: str | None = None) -> list[Draft]:
+    """The facts of one batch, as an MCP `remember` sends them: `Batch <tag> fact <k>`."""
+    filler = "lorem ipsum dolor sit amet " * 2000  # ~50 KB each: writing them takes a while
+    return [Draft(type="gotcha", title=f"Batch {tag} fact {k}",
+                  body=f"payload {tag}\n{filler}\nend {tag}",
+                  supersedes=supersedes if k == 0 else None) for k in range(count)]
+
+
+def batch(project: Path, seed: int) -> None:
+    """Two-fact writes through the use case the MCP tool calls, announcing each one done."""
+    app = App.open(project)
+    for step in range(10_000):
+        remember(app, batch_drafts(f"{seed}-{step}"), SERVER)
+        print(f"done {seed}-{step}", flush=True)
+
+
+def batch_kill(project: Path, renames: int, supersedes: str | None) -> None:
+    """One three-fact write (the first superseding `supersedes`, if given) that SIGKILLs its
+    own process right after its `renames`-th note file is renamed into place."""
+    real_replace = os.replace
+    done = []
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        real_replace(src, dst)
+        if str(dst).endswith(".md"):
+            done.append(dst)
+            if len(done) == renames:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    app = App.open(project)
+    os.replace = replace  # type: ignore[assignment]
+    remember(app, batch_drafts("k", 3, supersedes), SERVER)
+
+
 if __name__ == "__main__":
     mode, root = sys.argv[1], Path(sys.argv[2])
     if mode == "concurrent":
         concurrent(root, int(sys.argv[3]), int(sys.argv[4]))
+    elif mode == "batch":
+        batch(root, int(sys.argv[3]))
+    elif mode == "batch-kill":
+        batch_kill(root, int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
     else:
         crash(root, int(sys.argv[3]))

@@ -1,7 +1,8 @@
 """`loremap doctor`: is the index a faithful copy of the vault, and is the vault sound?
 
 Each check yields findings; `fix=True` repairs what can be repaired without guessing: leftover
-temp files of interrupted writes, a stale index, supersessions half-applied by a crash, missing
+temp files of interrupted writes, batches of notes a crash left half renamed (finished, or
+rolled back), a stale index, supersessions half-applied by a crash, missing
 scaffolding. Broken links and malformed files are reported for a person to decide.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from loremap.errors import MalformedNote
+from loremap.errors import MalformedNote, UnsafePath
 from loremap.memory.paths import is_path_target
 from loremap.memory.service import Memory
 from loremap.model import Status
@@ -43,6 +44,50 @@ def _check_scaffold(loremap_dir: Path | None, fix: bool, repo: Path | None) -> l
         scaffold(loremap_dir)
     return [Finding("warning", "layout", f"missing in {loremap_dir.name}/: {', '.join(missing)}",
                     fixed=fix)]
+
+
+def _check_batches(memory: Memory, fix: bool) -> list[Finding]:
+    """A batch of note files whose writer died between its renames (memory/batch.py): some
+    notes of it are in place, the others still in temp files. Run before the temp-file check,
+    which would delete those temp files; under the vault's lock, so a live batch is not one."""
+    from loremap.memory.batch import journals, resolve
+
+    out = []
+    for vault in memory.vaults:
+        if not journals(vault):
+            continue
+        with vault.lock():
+            for journal in journals(vault):
+                found = resolve(vault, journal, fix)
+                out.append(Finding("error", "batch", found.message(vault), fixed=fix))
+    return out
+
+
+def _check_symlinks(memory: Memory, loremap_dir: Path | None) -> list[Finding]:
+    """Every symlink under `.loremap/` and the personal vault, named with its target.
+
+    loremap follows none of them out of the repository (or the personal vault) and reads no
+    linked file, so each one hides something. `--fix` leaves them: a link in `.loremap/` came
+    with the repository (a commit to look at, then `git rm`), and ignoring it is already safe.
+    """
+    from loremap.vault.project import symlinks
+
+    places = [(memory.personal.root, memory.personal.boundary, "the personal vault")]
+    if loremap_dir is not None:
+        places.insert(0, (loremap_dir, loremap_dir.parent, "the repository"))
+    out = []
+    for folder, root, name in places:
+        for link in symlinks(folder, root):
+            shown = link.path.relative_to(root) if link.path.is_relative_to(root) else link.path
+            if link.outside:
+                out.append(Finding("error", "symlinks", f"{shown} is a symlink to "
+                                   f"{link.target}, outside {name}: loremap does not follow it; "
+                                   "remove the link"))
+            elif not link.path.is_dir():  # a folder linked inside the boundary is followed
+                out.append(Finding("warning", "symlinks", f"{shown} is a symlink to "
+                                   f"{link.target}: loremap reads no linked file; put the file "
+                                   "itself there"))
+    return out
 
 
 def _check_temp_files(memory: Memory, fix: bool) -> list[Finding]:
@@ -82,6 +127,36 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
                                             valid_to=valid_to)
                 memory.rewrite(vault, fixed)
             out.append(Finding("error", "supersession", message, fixed=fix))
+    return out
+
+
+def _check_quarantined(memory: Memory) -> list[Finding]:
+    """Note files that hold a credential, which the index keeps out of recall (`guarded`).
+
+    loremap's own writes refuse a credential, so each one was written by hand or pulled.
+    `--fix` leaves them: only a person can remove the secret (and rotate it: it is in git).
+    A note stored with `--quarantine` is already redacted and is not listed.
+    """
+    from loremap.vault.secrets import scan
+
+    out = []
+    for vault in memory.vaults:
+        for row in memory.store.list_notes(statuses=[Status.QUARANTINED.value],
+                                           scope=vault.scope):
+            if not vault.exists(row.id):
+                continue
+            try:
+                loaded = vault.read(row.id)
+            except (MalformedNote, UnsafePath):
+                continue  # the index and symlink checks name these
+            found = scan(loaded.text)
+            if loaded.note.status is Status.QUARANTINED or not found:
+                continue
+            shown = vault.display(loaded.file.path)
+            out.append(Finding("error", "secrets", f"{shown} line {found[0].line} holds a "
+                               f"{found[0].kind}: it is kept out of recall; remove it from the "
+                               f"file (and rotate it: git has it) or run `loremap forget "
+                               f"{row.id} --purge`"))
     return out
 
 
@@ -165,8 +240,14 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
             else Finding("error", "schema", f"index schema {version}, expected "
                          f"{SCHEMA_VERSION}; run `loremap reindex`"))
     findings += _check_scaffold(loremap_dir, fix, repo)
+    findings += _check_batches(memory, fix)
     findings += _check_temp_files(memory, fix)
-    findings += _check_index(memory, fix)
-    findings += _check_supersession(memory, fix)
+    findings += _check_symlinks(memory, loremap_dir)
+    try:
+        findings += _check_index(memory, fix)
+        findings += _check_supersession(memory, fix)
+        findings += _check_quarantined(memory)
+    except UnsafePath:
+        pass  # a vault folder linked out: named by the symlinks check, nothing to compare
     findings += _check_links(memory)
     return findings

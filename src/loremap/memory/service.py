@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from loremap.errors import IndexLocked, InvalidInput, MalformedNote, NotFound, SecretFound
+from loremap.errors import (
+    IndexLocked,
+    InvalidInput,
+    MalformedNote,
+    NotFound,
+    SecretFound,
+    StoreError,
+)
 from loremap.git import blob_hash
+from loremap.memory.batch import Batch, Change
 from loremap.memory.paths import check_path_target, is_path_target, repo_path
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
@@ -33,7 +40,6 @@ from loremap.model import (
 )
 from loremap.store import Store
 from loremap.text import Analyzer
-from loremap.vault import fs
 from loremap.vault.fs import trusted_mtime
 from loremap.vault.ids import check_title, new_id
 from loremap.vault.layout import LoadedNote, NoteFile, Vault
@@ -43,6 +49,29 @@ LOREMAP_NOTES = ".loremap/notes"
 Clock = Callable[[], dt.datetime]
 _SIGNATURE = "vault.signature"
 _NO_BODY = "the body is empty: say what was learned, why, and how to apply it"
+
+
+def _fields(draft: Draft) -> list[tuple[str, str]]:
+    """Every text of `draft` that lands in the note file, named as the caller gave it."""
+    return [("title", draft.title), ("body", draft.body),
+            *((f"tags[{i}]", t) for i, t in enumerate(draft.tags)),
+            *((f"files[{i}]", f) for i, f in enumerate(draft.files)),
+            *((f"links[{i}]", t) for i, (_, t) in enumerate(draft.links))]
+
+
+def guarded(note: Note, text: str) -> Note:
+    """`note` as the index may hold it: quarantined when its file holds a credential.
+
+    Trigger: a note file with a credential (written by hand, pulled with git or sync:
+    loremap's own writes refuse one). Why: recall would hand it to every agent that asks.
+    Outcome: indexed with status quarantined, out of recall; the user's file is left as it is
+    and `loremap doctor` names it with the fix.
+    """
+    if note.status is Status.QUARANTINED or not text:
+        return note
+    from loremap.vault.secrets import scan
+
+    return note._replace(status=Status.QUARANTINED) if scan(text) else note
 
 
 def utc_now() -> dt.datetime:
@@ -161,7 +190,8 @@ class Memory:
         """Index one note file (inside a write transaction); the stat signature is void now."""
         self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
-        self.store.upsert_note(loaded.note, scope, path, loaded.content_hash,
+        self.store.upsert_note(guarded(loaded.note, loaded.text), scope, path,
+                               loaded.content_hash,
                                trusted_mtime(loaded.file.mtime_ns), loaded.file.size,
                                loaded.text, edited_ns=loaded.file.mtime_ns)
 
@@ -246,7 +276,8 @@ class Memory:
                 except MalformedNote as exc:
                     out.warnings.append(f"skipped {exc}")
                     continue
-                store.upsert_note(note, "project", f"{LOREMAP_NOTES}/{doc.id}.md", doc.hash, 0,
+                store.upsert_note(guarded(note, doc.text), "project",
+                                  f"{LOREMAP_NOTES}/{doc.id}.md", doc.hash, 0,
                                   len(doc.text.encode("utf-8")))
                 indexed += 1
         out.counts = {"indexed": indexed, "skipped": len(out.warnings)}
@@ -346,50 +377,157 @@ class Memory:
         if max_body_bytes is not None and size > max_body_bytes:
             raise InvalidInput(f"{label}.body is {size} bytes, over the limit of "
                                f"{max_body_bytes} (vault.max_note_bytes)")
-        fields = [("title", draft.title), ("body", draft.body),
-                  *((f"tags[{i}]", t) for i, t in enumerate(draft.tags)),
-                  *((f"files[{i}]", f) for i, f in enumerate(draft.files)),
-                  *((f"links[{i}]", t) for i, (_, t) in enumerate(draft.links))]
-        for name, text in fields:
+        for name, text in _fields(draft):
             found = scan(text)
             if found:
                 line = f" line {found[0].line}" if name == "body" else ""
                 raise SecretFound(f"refused: {found[0].kind} in {label}.{name}{line}; remove "
                                   "it (secrets never land in the vault)")
 
+    @staticmethod
+    def _refuse_secrets(draft: Draft) -> None:
+        """Each field scanned as given, before it is rendered: YAML quoting and folding of a
+        tag or a title would otherwise hide a key or a `password:` from the scan."""
+        from loremap.vault.secrets import scan
+
+        for name, text in _fields(draft):
+            found = scan(text)
+            if found:
+                where = (f"line {found[0].line} of the body" if name == "body"
+                         else f"the {name}")
+                raise SecretFound(f"refused: {found[0].kind} at {where}; remove it, or pass "
+                                  "--quarantine to store the note with it redacted")
+
     def remember(self, draft: Draft, personal: bool = False, quarantine: bool = False) -> Outcome:
         """Write a new note (and mark the note it supersedes), then index it."""
+        return self.remember_all([draft], personal, quarantine)[0]
+
+    def remember_all(self, drafts: Sequence[Draft], personal: bool = False,
+                     quarantine: bool = False) -> list[Outcome]:
+        """Write every draft as a new note (and mark the notes they supersede), all or none:
+        one vault lock and one index transaction; every id allocated and every file rendered
+        before the first file changes; the files renamed as one batch (memory/batch.py); the
+        files put back if the index fails to take them or to commit. One outcome per draft."""
+        vault = self._target(personal)
+        outs = [Outcome() for _ in drafts]
+        ready = [self._ready(draft, out, quarantine) for draft, out in zip(drafts, outs,
+                                                                             strict=True)]
+        with self._locked([vault]):
+            batch: Batch | None = None
+            try:
+                with self.store.write():
+                    notes, files = self._plan(vault, ready, outs)
+                    batch = Batch(vault, [change for _, change in files])
+                    batch.apply()
+                    for note, change in files:
+                        self._index(vault.written(note, change.data))
+                    for note, out in zip(notes, outs, strict=True):
+                        self._warn_missing(note, out)
+            except BaseException as exc:
+                if batch is None:
+                    raise
+                batch.undo()  # the index holds none of it: neither do the files
+                if isinstance(exc, StoreError):
+                    raise StoreError(f"{exc} (the note files were put back as they were)"
+                                     ) from None
+                raise
+            batch.finish()
+        for note, out in zip(notes, outs, strict=True):
+            out.ids.append(note.id)
+            out.paths.append(vault.display(vault.path_for(note.id)))
+        return outs
+
+    def _target(self, personal: bool) -> Vault:
         if not personal and self.project is None:
             raise InvalidInput("not in a loremap project: run `loremap init`, or pass --personal")
         vault = self.personal if personal else self.project
         assert vault is not None
+        return vault
+
+    def _ready(self, draft: Draft, out: Outcome, quarantine: bool) -> tuple[Draft, bool]:
+        """`draft` checked (and, with `quarantine`, redacted) before anything is locked."""
         NoteType.parse(draft.type)
         check_title(draft.title)
         if not draft.body.strip():
             raise InvalidInput(_NO_BODY)
         if draft.supersedes:
             check_id(draft.supersedes)
-        out = Outcome()
         self._check_files(draft.files, draft.cwd, out.warnings)
-        redacted = False
         if quarantine:  # before the id is made: the title must not leak into the file name
-            draft, redacted = self._redacted(draft, out)
-        with self._locked([vault]), self.store.write():
-            note_id = new_id(NoteType.parse(draft.type), draft.title, self._taken)
-            now = self.clock()
-            note = self._build(draft, note_id, now)
+            return self._redacted(draft, out)
+        self._refuse_secrets(draft)  # before the id too: a key in a title is no file name
+        return draft, False
+
+    def _plan(self, vault: Vault, ready: Sequence[tuple[Draft, bool]], outs: Sequence[Outcome]
+              ) -> tuple[list[Note], list[tuple[Note, Change]]]:
+        """The new notes of a batch with their ids, and every file they change (rendered, so
+        a refusal comes before any file changes). A note superseded by an earlier fact of the
+        same batch, or twice in it, is written once, as the last fact leaves it."""
+        now = self.clock()
+        ids: list[str] = []
+        pending: dict[str, Note] = {}  # every file of the batch, as it will be written
+        before: dict[str, bytes | None] = {}  # the bytes each replaces (None: a new note)
+        for (draft, redacted), out in zip(ready, outs, strict=True):
+            note = self._allocate(vault, draft, now, pending)
             if redacted:
                 note = note._replace(status=Status.QUARANTINED)
-            old = self._superseded(vault, note, now, out)
+            old = self._superseded(vault, note, now, out, pending)
+            pending[note.id], before[note.id] = note, None
             if old is not None:
                 out.counts["superseded"] = 1
-            written = self._write_pair(vault, note, old)
-            for loaded in written:
-                self._index(loaded)
-            self._warn_missing(note, out)
-        out.ids.append(note.id)
-        out.paths.append(vault.display(vault.path_for(note.id)))
-        return out
+                if old.id not in before:
+                    before[old.id] = vault.path_for(old.id).read_bytes()
+                pending[old.id] = old
+            ids.append(note.id)
+        files = [(n, Change(n.id, vault.render(n), before[n.id])) for n in pending.values()]
+        return [pending[i] for i in ids], files
+
+    def _allocate(self, vault: Vault, draft: Draft, now: dt.datetime,
+                  pending: Mapping[str, Note]) -> Note:
+        """The note of `draft` under a fresh id (none of a vault, the database or `pending`)."""
+        reused: list[Note] = []
+
+        def taken(candidate: str) -> bool:
+            if candidate in pending:
+                return True
+            if not self._taken(candidate):
+                return False
+            same = self._lost_write(vault, candidate, draft, now)
+            if same is not None:
+                reused.append(same)
+            return same is None
+
+        note_id = new_id(NoteType.parse(draft.type), draft.title, taken)
+        if reused and reused[-1].id == note_id:
+            return reused[-1]
+        return self._build(draft, note_id, now)
+
+    def _lost_write(self, vault: Vault, note_id: str, draft: Draft, now: dt.datetime
+                    ) -> Note | None:
+        """Trigger: a shared database holds a note `note_id` that no vault file has, with the
+        same type, title, body, files, links, tags and source as `draft`.
+        Why: that is a write whose commit landed but whose answer was lost (its files were put
+          back); a retry must not make a `-2` duplicate of it.
+        Outcome: the database's note, to be written back under its own id."""
+        if not self.store.shared or vault is not self.project or any(
+                v.exists(note_id) for v in self.vaults):
+            return None
+        from loremap.store.postgres.store import PostgresStore
+        from loremap.vault.frontmatter import parse_note
+
+        store = self.store
+        assert isinstance(store, PostgresStore)
+        doc = store.doc(note_id)
+        if doc is None or doc.deleted:
+            return None
+        try:
+            stored = parse_note(doc.text, f"{note_id} (shared)")
+        except MalformedNote:
+            return None
+        wanted = self._build(draft, note_id, now)
+        key = ("type", "title", "body", "files", "links", "supersedes", "tags", "source")
+        same = all(getattr(stored, k) == getattr(wanted, k) for k in key)
+        return stored if same and stored.status is not Status.SUPERSEDED else None
 
     def _redacted(self, draft: Draft, out: Outcome) -> tuple[Draft, bool]:
         """`draft` with every secret replaced by `[REDACTED <kind>]`, and whether any was."""
@@ -413,46 +551,23 @@ class Memory:
                             "note is kept out of search until a person reviews it")
         return cleaned, True
 
-    def _superseded(self, vault: Vault, note: Note, now: dt.datetime, out: Outcome) -> Note | None:
+    def _superseded(self, vault: Vault, note: Note, now: dt.datetime, out: Outcome,
+                    pending: Mapping[str, Note]) -> Note | None:
+        """The note `note` supersedes, marked so (`pending`: the batch's notes so far)."""
         if not note.supersedes:
             return None
-        if not vault.exists(note.supersedes):
-            out.warnings.append(f"supersedes '{note.supersedes}', which is not in the "
-                                f"{vault.scope} vault; kept as a reference")
-            return None
-        old = vault.read(note.supersedes).note
+        old = pending.get(note.supersedes)
+        if old is None:
+            if not vault.exists(note.supersedes):
+                out.warnings.append(f"supersedes '{note.supersedes}', which is not in the "
+                                    f"{vault.scope} vault; kept as a reference")
+                return None
+            old = vault.read(note.supersedes).note
         if old.status is Status.SUPERSEDED and old.superseded_by:
             out.warnings.append(f"'{old.id}' was already superseded by '{old.superseded_by}'; "
                                 f"now by '{note.id}'")
         return old._replace(status=Status.SUPERSEDED, superseded_by=note.id,
-                                   valid_to=now.date().isoformat())
-
-    def _write_pair(self, vault: Vault, note: Note, old: Note | None) -> list[LoadedNote]:
-        """Write `note` and the `old` note it supersedes: both land or neither does."""
-        data = vault.render(note)
-        old_data = vault.render(old) if old is not None else None
-        path = vault.path_for(note.id)
-        tmp = fs.write_temp(path, data)
-        old_tmp = fs.write_temp(vault.path_for(old.id), old_data) if old and old_data else None
-        try:
-            os.replace(tmp, path)
-            try:
-                if old is not None and old_tmp is not None:
-                    os.replace(old_tmp, vault.path_for(old.id))
-            except BaseException:
-                path.unlink()
-                raise
-        except BaseException:
-            for leftover in (tmp, old_tmp):
-                if leftover is not None:
-                    with contextlib.suppress(OSError):
-                        leftover.unlink()
-            raise
-        fs.fsync_dir(vault.notes_dir)
-        written = [vault.written(note, data)]
-        if old is not None and old_data is not None:
-            written.append(vault.written(old, old_data))
-        return written
+                            valid_to=now.date().isoformat())
 
     def _warn_missing(self, note: Note, out: Outcome) -> None:
         for rel, target in note.targets():
@@ -490,6 +605,13 @@ class Memory:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""
         vault = self.vault_of(note_id)
         out = Outcome(ids=[note_id], paths=[vault.display(vault.path_for(note_id))])
+        if reason:
+            from loremap.vault.secrets import scan
+
+            found = scan(reason)
+            if found:
+                raise SecretFound(f"refused: {found[0].kind} in the reason; remove it "
+                                  "(nothing was changed)")
         with self._locked([vault]), self.store.write():
             if purge:
                 vault.delete(note_id)

@@ -38,8 +38,9 @@ class Remembered(NamedTuple):
 
 def remember(app: App, drafts: Sequence[Draft], freshness: Freshness, personal: bool = False,
              quarantine: bool = False, label: str | None = "facts[{i}]") -> Remembered:
-    """Write each draft as a note (every one is checked before the first is written), with a
-    warning for each active note of the same type whose title says nearly the same. `label`
+    """Write the drafts as notes, all or none (every one is checked before the first is
+    written, and they land as one batch: `Memory.remember_all`), with a warning for each
+    active note of the same type whose title says nearly the same. `label`
     names a draft in an error (`{i}` is its position); None leaves a single draft to the
     write's own checks, whose messages name the command's options."""
     from loremap.search.similar import similar_notes, similar_warning
@@ -54,15 +55,16 @@ def remember(app: App, drafts: Sequence[Draft], freshness: Freshness, personal: 
     if label is not None or len(drafts) > 1:
         for i, draft in enumerate(drafts):
             app.memory.check(draft, (label or "notes[{i}]").format(i=i), max_bytes)
+    similar = [[] if draft.supersedes else similar_notes(
+        app.store, app.memory.analyzer, NoteType.parse(draft.type).value, draft.title)
+        for draft in drafts]
+    outcomes = app.memory.remember_all(drafts, personal=personal, quarantine=quarantine)
     written: list[Written] = []
-    for draft in drafts:
-        similar = [] if draft.supersedes else similar_notes(
-            app.store, app.memory.analyzer, NoteType.parse(draft.type).value, draft.title)
-        outcome = app.memory.remember(draft, personal=personal, quarantine=quarantine)
+    for draft, outcome, alike in zip(drafts, outcomes, similar, strict=True):
         superseded = draft.supersedes if outcome.counts.get("superseded") else None
         written.append(Written(outcome.ids[0], outcome.paths[0], superseded))
         warnings += outcome.warnings
-        warnings += [similar_warning(other, title) for other, title in similar]
+        warnings += [similar_warning(other, title) for other, title in alike]
     return Remembered(written, warnings)
 
 

@@ -4,7 +4,9 @@ Every row carries the project's key and every query names it. Writes run in one 
 that first takes a transaction-scoped advisory lock on the project, so writers of one project
 take turns as they do on SQLite (`BEGIN IMMEDIATE`) and an id is never allocated twice by two
 machines; readers never wait. A connection lost mid-transaction rolls back on the server; the
-store says so in one line and reconnects on the next call.
+store says so in one line and reconnects on the next call. A connection lost during COMMIT is
+ambiguous (the server may have committed before its answer was lost): the store reconnects and
+asks the server (`pg_xact_status` of the transaction's id) instead of guessing.
 
 Many rows go in by COPY. PostgreSQL refuses COPY FROM into a table whose row-level security
 binds the session (the runtime role of `loremap db secure`): there they are copied into a
@@ -149,44 +151,81 @@ class PostgresStore(PgCodeTables, PgSearchTables):
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
         """One transaction holding the project's write lock; `IndexLocked` after
-        busy_timeout, `StoreError` (and nothing written) when the connection is lost."""
+        busy_timeout, `StoreError` (and nothing written) when the connection is lost before
+        COMMIT. Lost during COMMIT, the answer is looked up (`_lost_commit`): a write that
+        landed returns normally."""
         if self._in_write:
             raise StoreError("nested write transaction")  # pragma: no cover - a bug
         self._alive()
         self._filled.clear()
+        xid = ""  # the transaction's id, set once the body is done and COMMIT is on its way
         try:
             with self.conn.transaction():
                 self._in_write = True
                 try:
-                    # SET LOCAL lock_timeout, and whether row-level security binds the
-                    # session now (`secure` may have turned it on since it connected).
-                    self._bound = bool(self.conn.execute(
-                        "SELECT set_config('lock_timeout', %s, true), "
-                        "row_security_active(to_regclass('postings'))",
-                        (str(int(self.busy_timeout_ms)),)).fetchone()[1])
-                    try:
-                        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
-                                          ("loremap:" + self.project,))
-                    except psycopg.errors.LockNotAvailable:
-                        raise IndexLocked(
-                            f"{self.location} is locked by another writer (waited "
-                            f"{self.busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try "
-                            "again") from None
+                    begun = self._begin()
                     yield
+                    xid = begun
                 except BaseException:
                     self._staged.clear()  # stages made by this transaction are rolled back
                     raise
                 finally:
                     self._in_write = False
         except psycopg.OperationalError as exc:
-            raise StoreError(f"lost the connection to {describe(self.url)} ({first_line(exc)}); "
-                             "nothing was written to the database, try again") from None
+            if not xid:  # lost before COMMIT: the server rolls the transaction back
+                raise StoreError(f"lost the connection to {describe(self.url)} "
+                                 f"({first_line(exc)}); nothing was written to the database, "
+                                 "try again") from None
+            self._lost_commit(xid, exc)
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"{self.location}: {first_line(exc)}; nothing was written (the "
                              "database's owner runs `loremap db secure` to grant loremap's "
                              "runtime role what it needs)") from None
         if sum(self._filled.values()) >= self.analyze_after_rows:
             self._analyze(sorted({*self._filled, "nodes", "files"}))
+
+    def _begin(self) -> str:
+        """SET LOCAL lock_timeout, see whether row-level security binds the session now
+        (`secure` may have turned it on since it connected), take the project's lock; return
+        the transaction's id (one round trip with the first two)."""
+        row = self.conn.execute(
+            "SELECT set_config('lock_timeout', %s, true), "
+            "row_security_active(to_regclass('postings')), pg_current_xact_id()::text",
+            (str(int(self.busy_timeout_ms)),)).fetchone()
+        self._bound = bool(row[1])
+        try:
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                              ("loremap:" + self.project,))
+        except psycopg.errors.LockNotAvailable:
+            raise IndexLocked(
+                f"{self.location} is locked by another writer (waited "
+                f"{self.busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try "
+                "again") from None
+        return str(row[2])
+
+    def _lost_commit(self, xid: str, exc: psycopg.OperationalError) -> None:
+        """Trigger: the connection broke while COMMIT was on its way.
+        Why: the server may have committed before the answer was lost; "nothing was written"
+          would then be false, and the caller would undo (or redo) a write that landed.
+        Outcome: reconnect and ask the server what became of the transaction: committed,
+          return normally; aborted (or unknown to it), "nothing was written"; no answer, say
+          that it is unknown."""
+        where = describe(self.url)
+        try:
+            self._alive()
+            status = self.conn.execute("SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()[0]
+        except (StoreError, psycopg.Error):
+            status = None
+        if status == "committed":
+            return
+        if status == "aborted":
+            raise StoreError(f"lost the connection to {where} during COMMIT "
+                             f"({first_line(exc)}); the database did not commit it: nothing "
+                             "was written to the database, try again") from None
+        raise StoreError(f"lost the connection to {where} during COMMIT ({first_line(exc)}) "
+                         "and could not learn whether it landed: the database may hold this "
+                         "write; run the command again once the database answers (a repeated "
+                         "write is recognised)") from None
 
     def _analyze(self, tables: Sequence[str]) -> None:
         """ANALYZE `tables` after a bulk write has committed.
@@ -388,6 +427,14 @@ class PostgresStore(PgCodeTables, PgSearchTables):
             "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by FROM note_docs WHERE project = %s",
             (self.project,))
         return {r[0]: SharedDoc(*r) for r in rows}
+
+    def doc(self, note_id: str) -> SharedDoc | None:
+        """One note's text as the database holds it (a tombstone included), or None."""
+        row = self.execute(
+            "SELECT id, text, hash, deleted, version, to_char(updated_at AT TIME ZONE 'UTC', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by FROM note_docs WHERE "
+            "project = %s AND id = %s", (self.project, note_id)).fetchone()
+        return None if row is None else SharedDoc(*row)
 
     def put_doc(self, note_id: str, text: str, content_hash: str,
                 reason: str = "replaced", edited_ns: int = 0) -> int:
