@@ -1,11 +1,12 @@
 """A hostile note file is refused in one line, quickly, on every path that parses notes.
 
-The note below is a YAML "billion laughs": 9 aliases of 9 aliases, eight deep, in 500 bytes.
+The note below is a YAML "billion laughs": 9 aliases of 9 aliases, eight deep, in 568 bytes.
 Before anchors and aliases were refused it was accepted as valid and cost 76 s and 2.3 GB in
 every command that re-read it (161 s in the session-start hook), and `sync pull` carried it to
 every clone. Time is bounded here without a clock: the hook's subprocess runs under a timeout
-far below what the bomb costs, and the in-process commands would not finish at all in a run of
-the suite.
+far below what the bomb cost it, and the in-process commands are asserted to skip the note with
+one line, which the old code never did (under a 3 GB address-space limit reindex and sync pull
+died of MemoryError there).
 """
 
 from __future__ import annotations
