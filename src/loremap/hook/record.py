@@ -36,6 +36,14 @@ def render_record(session_id: str, trigger: str, done: Activity, now: dt.datetim
     return "\n".join(lines) + "\n"
 
 
+def redacted(text: str) -> str:
+    """`text` with every credential replaced by `[REDACTED <kind>]`."""
+    from loremap.vault.secrets import redact, scan
+
+    found = scan(text)
+    return redact(text, found) if found else text
+
+
 def pre_compact(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     project = locate(payload, environ)
     if project is None or project.session_id is None or project.transcript is None:
@@ -44,13 +52,15 @@ def pre_compact(payload: Mapping[str, object], environ: Mapping[str, str]) -> st
 
     state = SessionState(project.loremap_dir, project.session_id)
     trigger = payload.get("trigger")
-    done = activity(project.transcript, project.root)
-    text = render_record(project.session_id, trigger if isinstance(trigger, str) else "auto",
-                         done, dt.datetime.now(dt.UTC))
-    # Commands and errors may hold a token typed on a command line; the record is a new copy
-    # on disk (and goes back into the context), so credentials are redacted first.
+    # Requests, commands and errors may hold a key or a token; the record is a new copy on
+    # disk that goes back into the context after compaction. Each field is redacted as it
+    # was typed (a key keeps its line breaks, a token its tail before the 200-character
+    # cut), then the whole record once more.
     from loremap.vault.secrets import redact, scan
 
+    done = activity(project.transcript, project.root, clean=redacted)
+    text = render_record(project.session_id, trigger if isinstance(trigger, str) else "auto",
+                         done, dt.datetime.now(dt.UTC))
     state.write_record(redact(text, scan(text)))
     state.next_epoch()
     state.save()

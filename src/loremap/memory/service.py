@@ -40,7 +40,7 @@ from loremap.model import (
 )
 from loremap.store import Store
 from loremap.text import Analyzer
-from loremap.vault.fs import trusted_mtime
+from loremap.vault.fs import read_nofollow, trusted_mtime
 from loremap.vault.ids import check_title, new_id
 from loremap.vault.layout import LoadedNote, NoteFile, Vault
 
@@ -393,9 +393,9 @@ class Memory:
         for name, text in _fields(draft):
             found = scan(text)
             if found:
-                where = (f"line {found[0].line} of the body" if name == "body"
-                         else f"the {name}")
-                raise SecretFound(f"refused: {found[0].kind} at {where}; remove it, or pass "
+                where = (f"at line {found[0].line} of the body" if name == "body"
+                         else f"in {name}")
+                raise SecretFound(f"refused: {found[0].kind} {where}; remove it, or pass "
                                   "--quarantine to store the note with it redacted")
 
     def remember(self, draft: Draft, personal: bool = False, quarantine: bool = False) -> Outcome:
@@ -476,7 +476,7 @@ class Memory:
             if old is not None:
                 out.counts["superseded"] = 1
                 if old.id not in before:
-                    before[old.id] = vault.path_for(old.id).read_bytes()
+                    before[old.id] = read_nofollow(vault.path_for(old.id))[0]
                 pending[old.id] = old
             ids.append(note.id)
         files = [(n, Change(n.id, vault.render(n), before[n.id])) for n in pending.values()]

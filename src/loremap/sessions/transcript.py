@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -91,8 +91,11 @@ class Activity(NamedTuple):
 
 
 class _Scan:
-    def __init__(self, root: Path | None) -> None:
+    def __init__(self, root: Path | None, clean: Callable[[str], str] | None = None) -> None:
         self.root = root
+        # Each field is cleaned as it was typed, before it is flattened or cut: a key's line
+        # breaks and a token's tail are what a scanner needs to recognise them.
+        self.clean: Callable[[str], str] = clean or str
         self.requests: list[str] = []
         self.reads: dict[str, None] = {}
         self.edits: dict[str, None] = {}
@@ -116,15 +119,15 @@ class _Scan:
     def tool(self, name: str, given: dict[str, Any]) -> None:
         target = given.get("file_path") or given.get("notebook_path")
         if name in EDIT_TOOLS and isinstance(target, str):
-            self.edits[self._shown(target)] = None
+            self.edits[self.clean(self._shown(target))] = None
         elif name in READ_TOOLS and isinstance(target, str):
-            self.reads[self._shown(target)] = None
+            self.reads[self.clean(self._shown(target))] = None
             self.explore += 1
         elif name in SEARCH_TOOLS:
             self.explore += 1
         elif name == "Bash" and isinstance(given.get("command"), str):
             command = " ".join(given["command"].split())
-            self.commands.append(command[:200])
+            self.commands.append(" ".join(self.clean(given["command"]).split())[:200])
             first = command.split(" ", 1)[0].rsplit("/", 1)[-1]
             if first in SEARCH_COMMANDS:
                 self.explore += 1
@@ -142,7 +145,7 @@ class _Scan:
         for block in _blocks(message):
             if block.get("type") == "tool_result" and block.get("is_error"):
                 name = self.tool_names.get(str(block.get("tool_use_id") or ""), "a tool")
-                self.errors.append(f"{name}: {_first_line(_result_text(block))}")
+                self.errors.append(f"{name}: {_first_line(self.clean(_result_text(block)))}")
             elif block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
         if texts:
@@ -155,7 +158,7 @@ class _Scan:
         if not text or text.startswith(("<system-reminder>", "<command-", "<local-command",
                                         "[Request interrupted")):
             return
-        self.requests.append(" ".join(text.split())[:300])
+        self.requests.append(" ".join(self.clean(text).split())[:300])
 
     def _shown(self, target: str) -> str:
         if self.root is not None:
@@ -194,9 +197,13 @@ def _first_line(text: str) -> str:
     return "(no message)"
 
 
-def activity(path: Path, root: Path | None = None, keep: int = 20) -> Activity:
-    """What the session in `path` did; paths inside `root` are shown relative to it."""
-    scan = _Scan(root.resolve() if root is not None else None)
+def activity(path: Path, root: Path | None = None, keep: int = 20,
+             clean: Callable[[str], str] | None = None) -> Activity:
+    """What the session in `path` did; paths inside `root` are shown relative to it.
+
+    `clean` (the session record passes secret redaction) sees every kept text whole, before
+    it is flattened to one line and cut to length, so no cut leaves part of a token."""
+    scan = _Scan(root.resolve() if root is not None else None, clean)
     with open(path, "rb") as fh:
         for line in fh:
             if b'"compact_boundary"' in line:

@@ -434,11 +434,11 @@ def _is_encoded_prose(value: str) -> bool:
 
 def _gitleaks_candidates(text: str, lowered: str | None) -> list[tuple[int, int, int, str]]:
     """The vendored gitleaks rules, ranked after this module's (which name a span first)."""
-    priority = len(_RULES)
-    return [(f.start, f.start - f.end, priority, f.rule)
-            for f in gitleaks.scan(text, lowered if lowered is not None
-                                   else _lower_same_length(text))
-            if f.rule != _GITLEAKS_GENERIC or _generic_ok(text, f)]
+    # Same span: a provider's rule names it before the generic one (the file's order is
+    # alphabetical, not by how specific a rule is).
+    found = gitleaks.scan(text, lowered if lowered is not None else _lower_same_length(text))
+    return [(f.start, f.start - f.end, len(_RULES) + (f.rule == _GITLEAKS_GENERIC), f.rule)
+            for f in found if f.rule != _GITLEAKS_GENERIC or _generic_ok(text, f)]
 
 
 def scan(text: str) -> list[SecretFinding]:
