@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from loremap.errors import InvalidInput
+from loremap.errors import InvalidInput, UnsafePath
 from loremap.model import check_id
 from loremap.vault import fs
 from loremap.vault.layout import Vault, content_hash
@@ -73,16 +73,18 @@ class Batch:
     def apply(self) -> None:
         """Write every temp file, the journal (for more than one file), then rename them."""
         vault = self.vault
+        paths = [vault.writable(change.id) for change in self.changes]  # no symlink: refuse
         vault.ensure()
         try:
-            for change in self.changes:
-                self.temps.append(fs.write_temp(vault.path_for(change.id), change.data))
+            for change, path in zip(self.changes, paths, strict=True):
+                self.temps.append(fs.write_temp(path, change.data))
             if len(self.changes) > 1:
                 journal = journal_path(vault)
-                fs.atomic_write(journal, _journal_bytes(self.changes, self.temps))
+                fs.atomic_write(journal, _journal_bytes(self.changes, self.temps),
+                                vault.boundary)
                 self.journal = journal
-            for change, tmp in zip(self.changes, self.temps, strict=True):
-                os.replace(tmp, vault.path_for(change.id))
+            for tmp, path in zip(self.temps, paths, strict=True):
+                os.replace(tmp, path)
                 self.renamed += 1
             fs.fsync_dir(vault.notes_dir)
         except BaseException:
@@ -94,7 +96,7 @@ class Batch:
         too, the journal stays for `loremap doctor --fix`."""
         vault = self.vault
         for change in reversed(self.changes[:self.renamed]):
-            _restore(vault.path_for(change.id), change.before)
+            _restore(vault, change.id, change.before)
         self.renamed = 0
         for tmp in self.temps:
             with contextlib.suppress(OSError):
@@ -111,11 +113,12 @@ class Batch:
             self.journal = None
 
 
-def _restore(path: Path, before: bytes | None) -> None:
+def _restore(vault: Vault, note_id: str, before: bytes | None) -> None:
+    path = vault.path_for(note_id)
     if before is None:
         path.unlink(missing_ok=True)
     else:
-        fs.atomic_write(path, before)
+        fs.atomic_write(path, before, vault.boundary)
 
 
 def _journal_bytes(changes: Sequence[Change], temps: Sequence[Path]) -> bytes:
@@ -189,8 +192,8 @@ def _state(vault: Vault, entry: dict[str, object]) -> str:
     """"landed" (the file holds the new bytes), "pending" (its temp file does), or "lost"."""
     path = vault.path_for(str(entry["id"]))
     for candidate, state in ((path, "landed"), (vault.notes_dir / str(entry["temp"]), "pending")):
-        with contextlib.suppress(OSError):
-            if content_hash(candidate.read_bytes()) == entry["hash"]:
+        with contextlib.suppress(OSError, UnsafePath):  # a symlink is never the batch's
+            if content_hash(fs.read_nofollow(candidate)[0]) == entry["hash"]:
                 return state
     return "lost"
 
@@ -204,5 +207,5 @@ def _settle(vault: Vault, entry: dict[str, object], state: str, forward: bool) -
         return
     if state == "landed":
         before = entry["before"]
-        _restore(path, None if before is None else str(before).encode("utf-8"))
+        _restore(vault, str(entry["id"]), None if before is None else str(before).encode("utf-8"))
     tmp.unlink(missing_ok=True)
