@@ -120,10 +120,9 @@ def _is_id(target: str) -> bool:
 def _note_page(app: App, note_id: str) -> NotePage | None:
     for vault in app.memory.vaults:
         if vault.exists(note_id):
-            loaded = vault.read(note_id)
-            text = loaded.file.path.read_text(encoding="utf-8")
-            return NotePage(loaded.note, vault.scope, vault.display(loaded.file.path), text,
-                            app.memory.linked_from(note_id))
+            loaded = vault.read(note_id)  # the bytes it checked and parsed, never read twice
+            return NotePage(loaded.note, vault.scope, vault.display(loaded.file.path),
+                            loaded.text, app.memory.linked_from(note_id))
     doc = _shared_text(app, note_id)
     if doc is None:
         return None
