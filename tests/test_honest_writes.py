@@ -91,6 +91,27 @@ def test_a_connection_lost_before_commit_leaves_no_file_and_the_retry_is_not_a_d
     assert set(live_docs(url)) == set(machine.files()) == {old, "decision-use-tokens"}
 
 
+def test_a_forget_that_loses_the_connection_leaves_the_note_as_it_was(machine, monkeypatch):
+    url = machine.env["LOREMAP_DATABASE_URL"]
+    note = machine.remember("Session cookies")
+    before = machine.files()
+    original = Memory._index
+
+    def dropping(memory: Memory, loaded: Any) -> None:
+        pid = memory.store.conn.info.backend_pid  # type: ignore[attr-defined]
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        original(memory, loaded)
+
+    monkeypatch.setattr(Memory, "_index", dropping)
+    code, _, err = machine.run("forget", note, "--reason", "replaced")
+    assert code == 1 and err.endswith("(the note files were put back as they were)\n")
+    assert machine.files() == before  # still active, as the database says
+    monkeypatch.setattr(Memory, "_index", original)
+    assert machine.run("forget", note)[0] == 0
+    assert b"status: archived" in machine.files()[note]
+
+
 def test_a_commit_whose_answer_is_lost_is_looked_up_and_kept(machine, monkeypatch):
     url = machine.env["LOREMAP_DATABASE_URL"]
     lose_the_commit_answer(monkeypatch, Armed(monkeypatch))

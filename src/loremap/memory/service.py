@@ -285,8 +285,8 @@ class Memory:
 
     def rewrite(self, vault: Vault, note: Note) -> None:
         """Write an existing note back (after a repair) and index it."""
-        with self._locked([vault]), self.store.write():
-            self._index(vault.write(note))
+        with self._files_and_index(vault) as batches:
+            self._index(self._replace_file(vault, note, batches))
 
     # --- remember ---------------------------------------------------------------------------
 
@@ -412,30 +412,46 @@ class Memory:
         outs = [Outcome() for _ in drafts]
         ready = [self._ready(draft, out, quarantine) for draft, out in zip(drafts, outs,
                                                                              strict=True)]
-        with self._locked([vault]):
-            batch: Batch | None = None
-            try:
-                with self.store.write():
-                    notes, files = self._plan(vault, ready, outs)
-                    batch = Batch(vault, [change for _, change in files])
-                    batch.apply()
-                    for note, change in files:
-                        self._index(vault.written(note, change.data))
-                    for note, out in zip(notes, outs, strict=True):
-                        self._warn_missing(note, out)
-            except BaseException as exc:
-                if batch is None:
-                    raise
-                batch.undo()  # the index holds none of it: neither do the files
-                if isinstance(exc, StoreError):
-                    raise StoreError(f"{exc} (the note files were put back as they were)"
-                                     ) from None
-                raise
-            batch.finish()
+        with self._files_and_index(vault) as batches:
+            notes, files = self._plan(vault, ready, outs)
+            batches.append(Batch(vault, [change for _, change in files]))
+            batches[-1].apply()
+            for note, change in files:
+                self._index(vault.written(note, change.data))
+            for note, out in zip(notes, outs, strict=True):
+                self._warn_missing(note, out)
         for note, out in zip(notes, outs, strict=True):
             out.ids.append(note.id)
             out.paths.append(vault.display(vault.path_for(note.id)))
         return outs
+
+    @contextlib.contextmanager
+    def _files_and_index(self, vault: Vault) -> Iterator[list[Batch]]:
+        """The vault's lock and one index transaction around file batches applied inside:
+        when the transaction fails (the COMMIT included), the batches are undone before the
+        error goes on, so "nothing was written" holds for the files too."""
+        batches: list[Batch] = []
+        with self._locked([vault]):
+            try:
+                with self.store.write():
+                    yield batches
+            except BaseException as exc:
+                for batch in reversed(batches):
+                    batch.undo()
+                if batches and isinstance(exc, StoreError):
+                    raise StoreError(f"{exc} (the note files were put back as they were)"
+                                     ) from None
+                raise
+            for batch in batches:
+                batch.finish()
+
+    def _replace_file(self, vault: Vault, note: Note, batches: list[Batch]) -> LoadedNote:
+        """Write `note` over its existing file as a batch of `_files_and_index`."""
+        data = vault.render(note)
+        before = read_nofollow(vault.path_for(note.id))[0]
+        batches.append(Batch(vault, [Change(note.id, data, before)]))
+        batches[-1].apply()
+        return vault.written(note, data)
 
     def _target(self, personal: bool) -> Vault:
         if not personal and self.project is None:
@@ -612,7 +628,7 @@ class Memory:
             if found:
                 raise SecretFound(f"refused: {found[0].kind} in the reason; remove it "
                                   "(nothing was changed)")
-        with self._locked([vault]), self.store.write():
+        with self._files_and_index(vault) as batches:
             if purge:
                 vault.delete(note_id)
                 self.store.set_meta(_SIGNATURE, "")
@@ -628,7 +644,7 @@ class Memory:
             archived = note._replace(status=Status.ARCHIVED,
                                            archived_reason=reason or note.archived_reason)
             try:
-                self._index(vault.write(archived))
+                self._index(self._replace_file(vault, archived, batches))
             except SecretFound as exc:
                 raise SecretFound(f"{exc} (edit the file by hand first)") from None
             out.counts = {"archived": 1}
