@@ -151,3 +151,25 @@ def test_a_lost_commit_answer_with_no_reconnect_says_so_and_the_retry_reuses_the
     assert sql(url, "SELECT version FROM note_docs")[0][0] == 1  # the same text: no new version
     # The same title with another body is another note.
     assert machine.remember("Use tokens", "another body") == "decision-use-tokens-2"
+
+
+def test_a_purge_that_loses_the_connection_keeps_the_file_the_database_still_holds(
+        machine, monkeypatch):
+    url = machine.env["LOREMAP_DATABASE_URL"]
+    note = machine.remember("Staging is in Frankfurt")
+    before = machine.files()
+    original = PostgresStore.delete_note
+
+    def dropping(store: PostgresStore, note_id: str) -> None:
+        pid = store.conn.info.backend_pid  # type: ignore[attr-defined]
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        original(store, note_id)
+
+    monkeypatch.setattr(PostgresStore, "delete_note", dropping)
+    code, _, err = machine.run("forget", note, "--purge")
+    assert code == 1 and err.endswith("(the note files were put back as they were)\n")
+    assert machine.files() == before and note in live_docs(url)
+    monkeypatch.setattr(PostgresStore, "delete_note", original)
+    assert machine.run("forget", note, "--purge")[0] == 0
+    assert note not in machine.files() and note not in live_docs(url)

@@ -113,6 +113,28 @@ class Batch:
             self.journal = None
 
 
+class Removal(Batch):
+    """A note file deleted inside the index transaction (`forget --purge`): put back as it
+    was if the transaction fails, so a lost connection never leaves the file gone while the
+    database still holds the note."""
+
+    def __init__(self, vault: Vault, note_id: str) -> None:
+        super().__init__(vault, [])
+        self.note_id = note_id
+        self.before: bytes | None = None
+
+    def apply(self) -> None:
+        path = self.vault.writable(self.note_id)  # no symlink: refuse
+        with contextlib.suppress(FileNotFoundError):
+            self.before = fs.read_nofollow(path)[0]
+        self.vault.delete(self.note_id)
+
+    def undo(self) -> None:
+        if self.before is not None:
+            _restore(self.vault, self.note_id, self.before)
+            self.before = None
+
+
 def _restore(vault: Vault, note_id: str, before: bytes | None) -> None:
     path = vault.path_for(note_id)
     if before is None:

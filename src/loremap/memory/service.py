@@ -23,7 +23,7 @@ from loremap.errors import (
     StoreError,
 )
 from loremap.git import blob_hash
-from loremap.memory.batch import Batch, Change
+from loremap.memory.batch import Batch, Change, Removal
 from loremap.memory.paths import check_path_target, is_path_target, repo_path
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
@@ -630,7 +630,8 @@ class Memory:
                                   "(nothing was changed)")
         with self._files_and_index(vault) as batches:
             if purge:
-                vault.delete(note_id)
+                batches.append(Removal(vault, note_id))
+                batches[-1].apply()
                 self.store.set_meta(_SIGNATURE, "")
                 if not (self.store.shared and vault is self.personal):
                     # A personal note is never in a shared database; the same id there is
