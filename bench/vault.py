@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from loremap.app import init_project
-from loremap.memory.service import Draft
+from loremap.memory.drafts import Draft
 
 WORDS = (
     "cart checkout coupon discount invoice tax rounding total subtotal payment refund order "

@@ -14,7 +14,7 @@ import pytest
 
 from loremap.app import App
 from loremap.memory.batch import journals
-from loremap.memory.service import Draft
+from loremap.memory.drafts import Draft
 from loremap.use.fresh import ALWAYS
 from loremap.use.notes import remember
 from loremap.vault.layout import Vault

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from loremap.app import App
-from loremap.memory.service import Draft
+from loremap.memory.drafts import Draft
 from loremap.use.fresh import SERVER
 from loremap.use.notes import remember
 

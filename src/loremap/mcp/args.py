@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from loremap.memory.service import Draft
+from loremap.memory.drafts import Draft
 from loremap.model import NodeKind, NoteType
 
 

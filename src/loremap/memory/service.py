@@ -12,7 +12,6 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from loremap.errors import (
     IndexLocked,
@@ -22,14 +21,23 @@ from loremap.errors import (
     SecretFound,
     StoreError,
 )
-from loremap.git import blob_hash
 from loremap.memory.batch import Batch, Change, Removal
-from loremap.memory.paths import check_path_target, is_path_target, repo_path
+from loremap.memory.drafts import (
+    NO_BODY,
+    Draft,
+    check_draft,
+    check_files,
+    clean_files,
+    clean_links,
+    file_hashes,
+    refuse_secrets,
+)
+from loremap.memory.drafts import redacted as redact_draft
+from loremap.memory.paths import is_path_target
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.model import (
     Edge,
     IndexedNote,
-    Link,
     Note,
     NoteStamp,
     NoteType,
@@ -48,15 +56,6 @@ LOREMAP_NOTES = ".loremap/notes"
 
 Clock = Callable[[], dt.datetime]
 _SIGNATURE = "vault.signature"
-_NO_BODY = "the body is empty: say what was learned, why, and how to apply it"
-
-
-def _fields(draft: Draft) -> list[tuple[str, str]]:
-    """Every text of `draft` that lands in the note file, named as the caller gave it."""
-    return [("title", draft.title), ("body", draft.body),
-            *((f"tags[{i}]", t) for i, t in enumerate(draft.tags)),
-            *((f"files[{i}]", f) for i, f in enumerate(draft.files)),
-            *((f"links[{i}]", t) for i, (_, t) in enumerate(draft.links))]
 
 
 def guarded(note: Note, text: str) -> Note:
@@ -76,20 +75,6 @@ def guarded(note: Note, text: str) -> Note:
 
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-class Draft(NamedTuple):
-    """What a caller asks to remember, before an id, times and hashes are assigned."""
-
-    type: str
-    title: str
-    body: str = ""
-    files: Sequence[str] = ()
-    links: Sequence[tuple[str, str]] = ()
-    supersedes: str | None = None
-    tags: Sequence[str] = ()
-    source: str = "agent"
-    cwd: Path | None = None  # where relative `files` start (None: the repository root)
 
 
 class Outcome:
@@ -290,63 +275,16 @@ class Memory:
 
     # --- remember ---------------------------------------------------------------------------
 
-    def _clean_files(self, files: Sequence[str], cwd: Path | None) -> tuple[str, ...]:
-        if self.repo_root is None:
-            if files:
-                raise InvalidInput("--file needs a project (run `loremap init` in a repository)")
-            return ()
-        base = self.repo_root if cwd is None else cwd
-        return tuple(dict.fromkeys(repo_path(f, self.repo_root, base) for f in files))
-
-    def _clean_links(self, links: Sequence[tuple[str, str]]) -> tuple[Link, ...]:
-        out = []
-        for rel, target in links:
-            target = target.strip()
-            if is_path_target(target):
-                check_path_target(target)
-            else:
-                check_id(target)
-            out.append(Link(Relation.parse(rel), target))
-        return tuple(dict.fromkeys(out))
-
-    def _check_files(self, files: Sequence[str], cwd: Path | None, warnings: list[str]
-                     ) -> None:
-        """A note's files must exist in the repository (a mistyped path would never be
-        flagged as changed); a binary one is kept with a warning."""
-        if self.repo_root is None:
-            return
-        for rel in self._clean_files(files, cwd):
-            path = self.repo_root / rel
-            if not path.exists():
-                raise InvalidInput(f"file {rel!r} does not exist in the repository (a note's "
-                                   "files are paths that exist; link a planned one with "
-                                   f"--link affects:{rel})")
-            if path.is_file():
-                with open(path, "rb") as fh:
-                    head = fh.read(8192)
-                if b"\0" in head:
-                    warnings.append(f"{rel} is a binary file: the note is kept with it, but "
-                                    "notes usually describe text and source files")
-
-    def _hashes(self, files: Sequence[str]) -> dict[str, str]:
-        if self.repo_root is None:
-            return {}
-        hashes = {}
-        for rel in files:
-            digest = blob_hash(self.repo_root / rel)
-            if digest is not None:
-                hashes[rel] = digest
-        return hashes
-
     def _build(self, draft: Draft, note_id: str, now: dt.datetime) -> Note:
-        files = self._clean_files(draft.files, draft.cwd)
+        files = clean_files(self.repo_root, draft.files, draft.cwd)
         return Note(
             id=note_id, type=NoteType.parse(draft.type), title=check_title(draft.title),
-            body=draft.body.strip(), files=files, links=self._clean_links(draft.links),
+            body=draft.body.strip(), files=files, links=clean_links(draft.links),
             supersedes=check_id(draft.supersedes) if draft.supersedes else None,
             tags=tuple(dict.fromkeys(t.strip() for t in draft.tags if t.strip())),
             recorded_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), valid_from=now.date().isoformat(),
-            commit=self.commit(), file_hashes=self._hashes(files), source=Source(draft.source),
+            commit=self.commit(), file_hashes=file_hashes(self.repo_root, files),
+            source=Source(draft.source),
         )
 
     def _taken(self, note_id: str) -> bool:
@@ -356,47 +294,9 @@ class Memory:
             self.store.shared and self.store.existing_ids([note_id]))
 
     def check(self, draft: Draft, label: str, max_body_bytes: int | None = None) -> None:
-        """Refuse `draft` before anything is written, naming the field at fault as
-        `<label>.<field>`: for a batch, every fact is checked before the first is written."""
-        from loremap.vault.secrets import scan
-
-        NoteType.parse(draft.type)
-        try:
-            check_title(draft.title)
-        except InvalidInput as exc:
-            raise InvalidInput(f"{label}.title: {exc}") from None
-        if draft.supersedes:
-            check_id(draft.supersedes)
-        if not draft.body.strip():
-            raise InvalidInput(f"{label}.body: {_NO_BODY}")
-        try:
-            self._check_files(draft.files, draft.cwd, [])
-        except InvalidInput as exc:
-            raise InvalidInput(f"{label}.files: {exc}") from None
-        size = len(draft.body.encode("utf-8", "surrogatepass"))
-        if max_body_bytes is not None and size > max_body_bytes:
-            raise InvalidInput(f"{label}.body is {size} bytes, over the limit of "
-                               f"{max_body_bytes} (vault.max_note_bytes)")
-        for name, text in _fields(draft):
-            found = scan(text)
-            if found:
-                line = f" line {found[0].line}" if name == "body" else ""
-                raise SecretFound(f"refused: {found[0].kind} in {label}.{name}{line}; remove "
-                                  "it (secrets never land in the vault)")
-
-    @staticmethod
-    def _refuse_secrets(draft: Draft) -> None:
-        """Each field scanned as given, before it is rendered: YAML quoting and folding of a
-        tag or a title would otherwise hide a key or a `password:` from the scan."""
-        from loremap.vault.secrets import scan
-
-        for name, text in _fields(draft):
-            found = scan(text)
-            if found:
-                where = (f"at line {found[0].line} of the body" if name == "body"
-                         else f"in {name}")
-                raise SecretFound(f"refused: {found[0].kind} {where}; remove it, or pass "
-                                  "--quarantine to store the note with it redacted")
+        """Refuse `draft` before anything is written (drafts.check_draft), naming the field at
+        fault as `<label>.<field>`."""
+        check_draft(draft, label, self.repo_root, max_body_bytes)
 
     def remember(self, draft: Draft, personal: bool = False, quarantine: bool = False) -> Outcome:
         """Write a new note (and mark the note it supersedes), then index it."""
@@ -465,13 +365,13 @@ class Memory:
         NoteType.parse(draft.type)
         check_title(draft.title)
         if not draft.body.strip():
-            raise InvalidInput(_NO_BODY)
+            raise InvalidInput(NO_BODY)
         if draft.supersedes:
             check_id(draft.supersedes)
-        self._check_files(draft.files, draft.cwd, out.warnings)
+        check_files(self.repo_root, draft.files, draft.cwd, out.warnings)
         if quarantine:  # before the id is made: the title must not leak into the file name
-            return self._redacted(draft, out)
-        self._refuse_secrets(draft)  # before the id too: a key in a title is no file name
+            return redact_draft(draft, out.warnings)
+        refuse_secrets(draft)  # before the id too: a key in a title is no file name
         return draft, False
 
     def _plan(self, vault: Vault, ready: Sequence[tuple[Draft, bool]], outs: Sequence[Outcome]
@@ -544,28 +444,6 @@ class Memory:
         key = ("type", "title", "body", "files", "links", "supersedes", "tags", "source")
         same = all(getattr(stored, k) == getattr(wanted, k) for k in key)
         return stored if same and stored.status is not Status.SUPERSEDED else None
-
-    def _redacted(self, draft: Draft, out: Outcome) -> tuple[Draft, bool]:
-        """`draft` with every secret replaced by `[REDACTED <kind>]`, and whether any was."""
-        from loremap.vault.secrets import redact, scan
-
-        kinds: list[str] = []
-
-        def clean(text: str) -> str:
-            found = scan(text)
-            kinds.extend(f.kind for f in found)
-            return redact(text, found) if found else text
-
-        cleaned = draft._replace(
-            title=clean(draft.title), body=clean(draft.body),
-            tags=[clean(t) for t in draft.tags],
-            links=[(rel, clean(target)) for rel, target in draft.links])
-        if not kinds:
-            out.warnings.append("--quarantine: no secret found; the note is stored as active")
-            return draft, False
-        out.warnings.append(f"quarantined: redacted {', '.join(sorted(set(kinds)))}; the "
-                            "note is kept out of search until a person reviews it")
-        return cleaned, True
 
     def _superseded(self, vault: Vault, note: Note, now: dt.datetime, out: Outcome,
                     pending: Mapping[str, Note]) -> Note | None:

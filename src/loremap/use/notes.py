@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from loremap.errors import InvalidInput, NotFound
+from loremap.memory.drafts import Draft
 from loremap.memory.paths import is_path_target, repo_path
-from loremap.memory.service import Draft
 from loremap.model import Edge, IndexedNote, Note, NoteType, Status, check_id
 from loremap.use.code import ModulePage, module_page
 from loremap.use.fresh import Freshness, refresh

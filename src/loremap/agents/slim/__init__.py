@@ -26,7 +26,8 @@ from loremap.agents.slim.markdown import (
     rule_share,
 )
 from loremap.errors import InvalidInput, NotFound, UserError
-from loremap.memory.service import Draft, Memory
+from loremap.memory.drafts import Draft
+from loremap.memory.service import Memory
 from loremap.model import NoteType
 from loremap.text import estimate_tokens
 from loremap.vault.ids import new_id, slugify

@@ -9,7 +9,7 @@ from pathlib import Path
 from loremap.app import App
 from loremap.cli.output import emit_json, lines, warn
 from loremap.errors import InvalidInput
-from loremap.memory.service import Draft
+from loremap.memory.drafts import Draft
 from loremap.use.fresh import ALWAYS
 from loremap.use.notes import remember
 
