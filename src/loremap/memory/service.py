@@ -480,16 +480,6 @@ class Memory:
         """The edges of other nodes pointing at the note."""
         return [e for e in self.store.edges(note_id) if e.dst == note_id and e.src != note_id]
 
-    def page(self, note_id: str) -> list[str]:
-        """The note as a person or an agent reads it: its file, then what links to it."""
-        loaded, vault = self.read(note_id)
-        out = [f"# {vault.display(loaded.file.path)}",
-               loaded.file.path.read_text(encoding="utf-8").rstrip("\n")]
-        incoming = self.linked_from(note_id)
-        if incoming:
-            out += ["", "Linked from:", *(f"- {e.src} ({e.rel})" for e in incoming)]
-        return out
-
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = ()
                    ) -> list[IndexedNote]:
         return self.store.list_notes([NoteType.parse(t).value for t in types],
