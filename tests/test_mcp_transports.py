@@ -76,7 +76,15 @@ def start_http(project: Path, *args: str, env: dict[str, str] | None = None
 
 @pytest.fixture
 def http_server(project: Path) -> Iterator[HttpServer]:
-    proc = start_http(project, "--http", "127.0.0.1:0", env={"LOREMAP_HTTP_TOKEN": TOKEN})
+    with serving(project) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def serving(project: Path, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
+    """`loremap serve --http` with the bearer token (and `env`), stopped on exit."""
+    proc = start_http(project, "--http", "127.0.0.1:0",
+                      env={"LOREMAP_HTTP_TOKEN": TOKEN, **(env or {})})
     assert proc.stderr is not None
     line = proc.stderr.readline()
     found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
@@ -224,6 +232,83 @@ def test_a_bad_address_is_refused_in_one_line(project):
     assert result.returncode == 1
     assert result.stderr.strip() == ("loremap: error: --http 'here:port': write HOST:PORT, "
                                      "e.g. 127.0.0.1:8787")
+
+
+# --- sessions: a cap and an idle expiry -----------------------------------------------------------
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw",
+                                                                        "version": "0"}}})
+
+
+def _post(conn: http.client.HTTPConnection, headers: dict[str, str], body: str
+          ) -> tuple[int, dict[str, str], str]:
+    conn.request("POST", "/mcp", body, headers)
+    response = conn.getresponse()
+    text = response.read().decode("utf-8")
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
+
+
+def _ping(conn: http.client.HTTPConnection, headers: dict[str, str]) -> int:
+    return _post(conn, headers, json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}))[0]
+
+
+def test_a_session_over_the_cap_gets_503_with_retry_after_and_the_open_ones_keep_working(
+        project):
+    with serving(project, {"LOREMAP_HTTP_MAX_SESSIONS": "2",
+                           "LOREMAP_HTTP_SESSION_IDLE_S": "600"}) as server:
+        first, second = _raw_session(server.port), _raw_session(server.port)
+        third = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        headers = {k: v for k, v in second[1].items() if k != "mcp-session-id"}
+        status, answer_headers, body = _post(third, headers, INITIALIZE)
+        assert (status, answer_headers.get("retry-after")) == (503, "60")
+        assert json.loads(body)["error"]["message"] == "Too many open sessions"
+        assert _ping(*first) == 200 and _ping(*second) == 200
+        second[0].request("DELETE", "/mcp", headers=second[1])  # a client that says goodbye
+        assert second[0].getresponse().status == 200
+        status, answer_headers, _ = _post(third, headers, INITIALIZE)
+        assert status == 200 and answer_headers.get("mcp-session-id")
+        for conn in (first[0], second[0], third):
+            conn.close()
+
+
+def test_sessions_left_idle_expire_and_free_their_slots(project):
+    idle = 1.0
+    with serving(project, {"LOREMAP_HTTP_MAX_SESSIONS": "3",
+                           "LOREMAP_HTTP_SESSION_IDLE_S": str(idle)}) as server:
+        sessions = [_raw_session(server.port) for _ in range(3)]
+        deadline = time.monotonic() + 60
+        waiting = list(sessions)
+        while waiting:
+            assert time.monotonic() < deadline, f"{len(waiting)} idle sessions never expired"
+            # Probe no more often than twice the idle time: a probe of a live session is a
+            # request, which restarts its idle countdown.
+            time.sleep(2 * idle)
+            waiting = [s for s in waiting if _ping(*s) != 404]
+        assert "Session not found" in _post(*sessions[0], json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))[2]
+        fresh = [_raw_session(server.port) for _ in range(3)]  # the cap counts live ones only
+        assert all(_ping(*s) == 200 for s in fresh)
+        for conn, _ in sessions + fresh:
+            conn.close()
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("LOREMAP_HTTP_MAX_SESSIONS", "0", "serve.max_sessions is 0: write a number of sessions of "
+                                       "at least 1 (LOREMAP_HTTP_MAX_SESSIONS)"),
+    ("LOREMAP_HTTP_SESSION_IDLE_S", "-5", "serve.session_idle_s is -5.0: write seconds above "
+                                          "0, or 0 for sessions that never expire "
+                                          "(LOREMAP_HTTP_SESSION_IDLE_S)"),
+    ("LOREMAP_HTTP_SESSION_IDLE_S", "inf", "serve.session_idle_s is inf: write seconds above "
+                                           "0, or 0 for sessions that never expire "
+                                           "(LOREMAP_HTTP_SESSION_IDLE_S)"),
+])
+def test_a_bad_session_limit_is_refused_in_one_line_before_listening(project, name, value,
+                                                                     message):
+    result = subprocess.run([sys.executable, "-m", "loremap", "serve", "--http", "127.0.0.1:0"],
+                            cwd=project, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, name: value})
+    assert (result.returncode, result.stderr.strip()) == (1, f"loremap: error: {message}")
 
 
 @pytest.mark.slow

@@ -91,6 +91,13 @@ SETTINGS: tuple[Setting, ...] = (
             "related) or `full` (adds timeline and stats)."),
     Setting("serve.max_request_bytes", 1_048_576, "LOREMAP_MAX_REQUEST_BYTES",
             "Largest HTTP request body `loremap serve --http` accepts (413 above it)."),
+    Setting("serve.max_sessions", 1000, "LOREMAP_HTTP_MAX_SESSIONS",
+            "Most MCP sessions `loremap serve --http` keeps open at once (each holds ~37 kB); "
+            "a client opening one more gets 503 with Retry-After until one ends or expires."),
+    Setting("serve.session_idle_s", 1800.0, "LOREMAP_HTTP_SESSION_IDLE_S",
+            "Seconds an HTTP MCP session may go without a request in flight (an open GET "
+            "stream counts as one) before it is closed; its id then answers 404 and the client "
+            "opens a new session (0: never)."),
     Setting("serve.allowed_hosts", (), "LOREMAP_HTTP_ALLOWED_HOSTS",
             "More Host names `loremap serve --http` answers to besides loopback and the bound "
             "address (comma-separated in the environment). The bearer token is read from "

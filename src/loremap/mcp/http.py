@@ -6,7 +6,13 @@ The rules, in the order a request meets them:
 - with `LOREMAP_HTTP_TOKEN` set, every request but `GET /health` needs `Authorization: Bearer
   <token>` (compared in constant time); binding any address other than loopback without a
   token is refused before the socket opens;
-- request bodies over `serve.max_request_bytes` are refused (413) by the SDK's limit.
+- request bodies over `serve.max_request_bytes` are refused (413) by the SDK's limit;
+- at most `serve.max_sessions` MCP sessions are open at once: the SDK answers one more with 503
+  and we add `Retry-After`; a session with no request in flight for `serve.session_idle_s` is
+  closed by the SDK (its id then answers 404). Refusing was chosen over evicting the least
+  recently used idle session: eviction would reach into the SDK's private session table, and
+  would let a client that opens sessions in a loop push working agents out. Each session holds
+  ~37 kB; bench/http_sessions.py measures the server's memory over 10,000 sessions.
 `GET /health` answers version, uptime and whether the default project's index answers.
 On SIGINT/SIGTERM uvicorn stops accepting, lets in-flight requests finish (tool calls run to
 the end on their threads, so no write is cut in half) and then closes the indexes.
@@ -18,9 +24,10 @@ import hmac
 import ipaddress
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from loremap import __version__
 from loremap.errors import InvalidInput, UserError
@@ -36,6 +43,32 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+RETRY_AFTER_MAX_S = 60  # the Retry-After of a refused session: the idle expiry, at most this
+
+
+class SessionLimits(NamedTuple):
+    """How many MCP sessions the daemon keeps open, and how long an idle one lives."""
+
+    max_sessions: int
+    idle_s: float  # 0: an idle session never expires
+
+    @property
+    def retry_after(self) -> int:
+        """Seconds a client refused at the cap is told to wait: an idle session frees its slot
+        within the idle expiry, so no longer than that is useful to wait."""
+        idle = self.idle_s or RETRY_AFTER_MAX_S
+        return max(1, min(RETRY_AFTER_MAX_S, math.ceil(idle)))
+
+
+def session_limits(max_sessions: int, idle_s: float) -> SessionLimits:
+    """The settings `serve.max_sessions` and `serve.session_idle_s`, checked."""
+    if max_sessions < 1:
+        raise InvalidInput(f"serve.max_sessions is {max_sessions}: write a number of sessions "
+                           "of at least 1 (LOREMAP_HTTP_MAX_SESSIONS)")
+    if not (math.isfinite(idle_s) and idle_s >= 0):
+        raise InvalidInput(f"serve.session_idle_s is {idle_s}: write seconds above 0, or 0 for "
+                           "sessions that never expire (LOREMAP_HTTP_SESSION_IDLE_S)")
+    return SessionLimits(max_sessions, idle_s)
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -102,12 +135,13 @@ class Guard:
     """ASGI middleware: Host/Origin checks, bearer token, `/health`; the rest to the SDK."""
 
     def __init__(self, inner: ASGIApp, token: str, hosts: frozenset[str] | None,
-                 projects: Projects) -> None:
+                 projects: Projects, retry_after: int = RETRY_AFTER_MAX_S) -> None:
         self.inner = inner
         self.token = token.encode("utf-8")
         self.hosts = hosts
         self.projects = projects
         self.started = time.monotonic()
+        self.retry_after = (b"retry-after", str(retry_after).encode("ascii"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -131,7 +165,16 @@ class Guard:
             await _respond(send, 401, {"error": "missing or wrong bearer token"},
                            [(b"www-authenticate", b'Bearer realm="loremap"')])
             return
-        await self.inner(scope, receive, send)
+        await self.inner(scope, receive, self._hinted(send))
+
+    def _hinted(self, send: Send) -> Send:
+        """`send` with Retry-After added to a 503: the SDK's only one is its session cap."""
+        async def hinted(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 503:
+                message = {**message, "headers": [*message.get("headers", ()), self.retry_after]}
+            await send(message)
+
+        return hinted
 
     def _authorized(self, header: str) -> bool:
         scheme, _, value = header.partition(" ")
@@ -148,7 +191,7 @@ class Guard:
 
 
 def make_app(projects: Projects, profile: str, host: str, port: int, token: str,
-             extra_hosts: list[str], max_bytes: int) -> ASGIApp:
+             extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> ASGIApp:
     """The whole HTTP application: `/mcp` (streamable HTTP) and `/health`, guarded."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -157,18 +200,19 @@ def make_app(projects: Projects, profile: str, host: str, port: int, token: str,
     # Our guard checks Host and Origin for every route; the SDK's own check would only repeat it.
     inner = server.streamable_http_app(
         streamable_http_path="/mcp", max_request_body_size=max_bytes, host=host,
+        max_sessions=limits.max_sessions, session_idle_timeout=limits.idle_s or None,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return Guard(inner, token, hosts, projects)
+    return Guard(inner, token, hosts, projects, limits.retry_after)
 
 
 def serve(projects: Projects, profile: str, host: str, port: int, token: str,
-          extra_hosts: list[str], max_bytes: int, ready: Callable[[int], None] | None = None
-          ) -> None:
+          extra_hosts: list[str], max_bytes: int, limits: SessionLimits,
+          ready: Callable[[int], None] | None = None) -> None:
     """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
     import anyio
 
     check_bind(host, token)
-    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes)
+    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
     server = _uvicorn(app, host, port)
 
     async def main() -> None:

@@ -29,9 +29,11 @@ def run(args: argparse.Namespace) -> int:
 
         serve_stdio(projects, profile)
         return 0
-    from loremap.mcp.http import parse_address, serve
+    from loremap.mcp.http import parse_address, serve, session_limits
 
     host, port = parse_address(args.http)
+    limits = session_limits(settings.get_int("serve.max_sessions"),
+                            settings.get_float("serve.session_idle_s"))
     token = os.environ.get("LOREMAP_HTTP_TOKEN", "").strip()
 
     def ready(bound: int) -> None:
@@ -40,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
               f"{profile} tools)", file=sys.stderr, flush=True)
 
     serve(projects, profile, host, port, token, list(settings.get_list("serve.allowed_hosts")),
-          settings.get_int("serve.max_request_bytes"), ready)
+          settings.get_int("serve.max_request_bytes"), limits, ready)
     return 0
