@@ -171,11 +171,14 @@ class Memory:
                 return vault.scope, vault.display(loaded.file.path)
         raise AssertionError(loaded.file.path)  # pragma: no cover
 
-    def _index(self, loaded: LoadedNote) -> None:
-        """Index one note file (inside a write transaction); the stat signature is void now."""
+    def _index(self, loaded: LoadedNote, scanned: bool = False) -> None:
+        """Index one note file (inside a write transaction); the stat signature is void now.
+        A file read from the vault is scanned for credentials (`guarded`); one loremap just
+        rendered from checked fields (`scanned`) is not scanned a second time."""
         self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
-        self.store.upsert_note(guarded(loaded.note, loaded.text), scope, path,
+        note = loaded.note if scanned else guarded(loaded.note, loaded.text)
+        self.store.upsert_note(note, scope, path,
                                loaded.content_hash,
                                trusted_mtime(loaded.file.mtime_ns), loaded.file.size,
                                loaded.text, edited_ns=loaded.file.mtime_ns)
@@ -316,8 +319,9 @@ class Memory:
             notes, files = self._plan(vault, ready, outs)
             batches.append(Batch(vault, [change for _, change in files]))
             batches[-1].apply()
+            fresh = {note.id for note in notes}  # rendered from fields refuse_secrets passed
             for note, change in files:
-                self._index(vault.written(note, change.data))
+                self._index(vault.written(note, change.data), scanned=note.id in fresh)
             for note, out in zip(notes, outs, strict=True):
                 self._warn_missing(note, out)
         for note, out in zip(notes, outs, strict=True):
