@@ -38,10 +38,10 @@ class Armed:
         self.lost = False  # a commit's answer was lost (and not yet reconnected)
         original = Memory._index
 
-        def indexing(memory: Memory, loaded: Any) -> None:
+        def indexing(memory: Memory, loaded: Any, **kwargs: Any) -> None:
             self.on = True
             self.store = memory.store
-            original(memory, loaded)
+            original(memory, loaded, **kwargs)
 
         monkeypatch.setattr(Memory, "_index", indexing)
 
@@ -72,11 +72,11 @@ def test_a_connection_lost_before_commit_leaves_no_file_and_the_retry_is_not_a_d
     before = machine.files()
     original = Memory._index
 
-    def dropping(memory: Memory, loaded: Any) -> None:
+    def dropping(memory: Memory, loaded: Any, **kwargs: Any) -> None:
         pid = memory.store.conn.info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(url, autocommit=True) as other:
             other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        original(memory, loaded)
+        original(memory, loaded, **kwargs)
 
     monkeypatch.setattr(Memory, "_index", dropping)
     code, out, err = remember(machine, "Use tokens", "--supersedes", old)
@@ -97,11 +97,11 @@ def test_a_forget_that_loses_the_connection_leaves_the_note_as_it_was(machine, m
     before = machine.files()
     original = Memory._index
 
-    def dropping(memory: Memory, loaded: Any) -> None:
+    def dropping(memory: Memory, loaded: Any, **kwargs: Any) -> None:
         pid = memory.store.conn.info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(url, autocommit=True) as other:
             other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        original(memory, loaded)
+        original(memory, loaded, **kwargs)
 
     monkeypatch.setattr(Memory, "_index", dropping)
     code, _, err = machine.run("forget", note, "--reason", "replaced")
