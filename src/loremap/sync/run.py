@@ -309,7 +309,7 @@ class Sync:
         with self.vault.lock():
             if self.vault.exists(note_id):
                 return True
-            doc = self.store.docs().get(note_id)
+            doc = self.store.doc(note_id)
             data = None if doc is None or doc.deleted else self._writable(doc, warnings)
             if data is None:
                 return False
@@ -392,7 +392,7 @@ class Sync:
         """The note's current shared text (None: the database never had it) and the texts it
         had before, newest first."""
         check_id(note_id)
-        doc = self.store.docs().get(note_id)
+        doc = self.store.doc(note_id)
         kept = self.store.versions(note_id)
         if doc is None and not kept:
             raise NotFound(f"the database has no note '{note_id}' (project "

@@ -141,7 +141,7 @@ def _shared_text(app: App, note_id: str) -> str | None:
 
     store = app.store
     assert isinstance(store, PostgresStore)
-    doc = store.docs().get(note_id)
+    doc = store.doc(note_id)
     return None if doc is None or doc.deleted else doc.text
 
 
