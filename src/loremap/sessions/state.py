@@ -78,13 +78,7 @@ class SessionState:
         """Replace `path` with `text` (temp file + rename), refused through a symlink."""
         fs.check_write(path, self.boundary)
         self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = fs.write_temp(path, text.encode("utf-8"), durable=False)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+        fs.atomic_write(path, text.encode("utf-8"), durable=False)
 
     @property
     def record_path(self) -> Path:

@@ -167,19 +167,22 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
+def atomic_write(path: Path, data: bytes, root: Path | None = None, durable: bool = True
+                 ) -> None:
     """Replace `path` with `data` atomically (temp file + fsync + `os.replace`); with `root`,
-    refuse (`UnsafePath`) a `path` that is a symlink or whose folder leads out of `root`."""
+    refuse (`UnsafePath`) a `path` that is a symlink or whose folder leads out of `root`.
+    Without `durable` (a hook's scratch state) neither the file nor its folder is fsync'ed."""
     if root is not None:
         check_write(path, root)
-    tmp = write_temp(path, data)
+    tmp = write_temp(path, data, durable)
     try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 @contextlib.contextmanager
