@@ -43,6 +43,22 @@ def test_four_processes_times_200_remember_calls_give_800_notes(project, cli):
     assert not list((project / ".loremap" / "notes").glob(".*.tmp"))
 
 
+def kill_after(proc: subprocess.Popen[str], lines: int, delay: float = 0.0) -> bool:
+    """SIGKILL `proc` once it has printed `lines` lines (and `delay` seconds more, which only
+    picks the kill point); whether the kill, not an exit, ended it."""
+    assert proc.stdout is not None and proc.stderr is not None
+    for _ in range(lines):
+        if not proc.stdout.readline():
+            break
+    if delay:
+        time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    proc.stderr.close()
+    return proc.returncode == -signal.SIGKILL
+
+
 def check_not_torn(vault: Vault) -> int:
     """Every note file parses and its body is one whole payload; return how many there are."""
     files = vault.scan()
@@ -59,17 +75,8 @@ def test_a_writer_killed_at_random_points_never_leaves_a_torn_note(project, cli)
     vault = Vault(project / ".loremap", "project", 262144, 5.0)
     kills = 0
     for seed in range(50):
-        proc = spawn("crash", str(project), str(seed), stdout=subprocess.PIPE)
-        assert proc.stdout is not None
-        for _ in range(rng.randint(0, 4)):
-            if not proc.stdout.readline():
-                break
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        proc.stdout.close()
-        assert proc.stderr is not None
-        proc.stderr.close()
-        kills += proc.returncode == -signal.SIGKILL
+        kills += kill_after(spawn("crash", str(project), str(seed), stdout=subprocess.PIPE),
+                            rng.randint(0, 4))
         assert check_not_torn(vault) > 0 or seed == 0
         fixed = cli("doctor", "--fix", "--json")
         after = json.loads(cli("doctor", "--json").out)
@@ -96,19 +103,9 @@ def test_a_two_fact_write_killed_at_random_points_lands_whole_or_not_at_all(proj
     vault = Vault(project / ".loremap", "project", 262144, 5.0)
     kills = 0
     for seed in range(50):
-        proc = spawn("batch", str(project), str(seed), stdout=subprocess.PIPE)
-        assert proc.stdout is not None
-        for _ in range(rng.randint(1, 3)):
-            if not proc.stdout.readline():
-                break
         # A random point inside the next batch (one takes ~30 ms here), not only its start.
-        time.sleep(rng.uniform(0, 0.05))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        proc.stdout.close()
-        assert proc.stderr is not None
-        proc.stderr.close()
-        kills += proc.returncode == -signal.SIGKILL
+        kills += kill_after(spawn("batch", str(project), str(seed), stdout=subprocess.PIPE),
+                            rng.randint(1, 3), rng.uniform(0, 0.05))
         fixed = cli("doctor", "--fix", "--json")
         after = json.loads(cli("doctor", "--json").out)
         assert after["ok"], (fixed.out, after)

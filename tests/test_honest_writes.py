@@ -5,6 +5,7 @@ reuses the note instead of making a `-2`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,6 +29,27 @@ def machine(pg_url, tmp_path, monkeypatch, capsys) -> Machine:
 def remember(m: Machine, title: str, *extra: str) -> tuple[int, str, str]:
     return m.run("remember", "--type", "decision", "--title", title, "-m", "Tokens, not cookies.",
                  *extra)
+
+
+def terminate(url: str, store: PostgresStore) -> None:
+    """End `store`'s server process from a second connection, as a dropped network would."""
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (store.conn.info.backend_pid,))
+
+
+def lose_the_connection_while_indexing(monkeypatch: pytest.MonkeyPatch, url: str
+                                       ) -> Callable[[], None]:
+    """Drop the connection inside the next writes' transactions, as they index a note;
+    returns the function that stops doing so."""
+    original = Memory._index
+
+    def dropping(memory: Memory, loaded: Any, **kwargs: Any) -> None:
+        assert isinstance(memory.store, PostgresStore)
+        terminate(url, memory.store)
+        original(memory, loaded, **kwargs)
+
+    monkeypatch.setattr(Memory, "_index", dropping)
+    return lambda: monkeypatch.setattr(Memory, "_index", original)
 
 
 class Armed:
@@ -70,15 +92,7 @@ def test_a_connection_lost_before_commit_leaves_no_file_and_the_retry_is_not_a_d
     url = machine.env["LOREMAP_DATABASE_URL"]
     old = machine.remember("Session cookies")
     before = machine.files()
-    original = Memory._index
-
-    def dropping(memory: Memory, loaded: Any, **kwargs: Any) -> None:
-        pid = memory.store.conn.info.backend_pid  # type: ignore[attr-defined]
-        with psycopg.connect(url, autocommit=True) as other:
-            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        original(memory, loaded, **kwargs)
-
-    monkeypatch.setattr(Memory, "_index", dropping)
+    stop = lose_the_connection_while_indexing(monkeypatch, url)
     code, out, err = remember(machine, "Use tokens", "--supersedes", old)
     assert code == 1 and out == "" and err.count("\n") == 1
     assert err.startswith("loremap: error: lost the connection to ")
@@ -86,7 +100,7 @@ def test_a_connection_lost_before_commit_leaves_no_file_and_the_retry_is_not_a_d
                         "were put back as they were)\n")
     assert machine.files() == before  # no new note, the old one still active
     assert set(live_docs(url)) == {old}
-    monkeypatch.setattr(Memory, "_index", original)
+    stop()
     assert machine.remember("Use tokens") == "decision-use-tokens"
     assert set(live_docs(url)) == set(machine.files()) == {old, "decision-use-tokens"}
 
@@ -95,19 +109,11 @@ def test_a_forget_that_loses_the_connection_leaves_the_note_as_it_was(machine, m
     url = machine.env["LOREMAP_DATABASE_URL"]
     note = machine.remember("Session cookies")
     before = machine.files()
-    original = Memory._index
-
-    def dropping(memory: Memory, loaded: Any, **kwargs: Any) -> None:
-        pid = memory.store.conn.info.backend_pid  # type: ignore[attr-defined]
-        with psycopg.connect(url, autocommit=True) as other:
-            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        original(memory, loaded, **kwargs)
-
-    monkeypatch.setattr(Memory, "_index", dropping)
+    stop = lose_the_connection_while_indexing(monkeypatch, url)
     code, _, err = machine.run("forget", note, "--reason", "replaced")
     assert code == 1 and err.endswith("(the note files were put back as they were)\n")
     assert machine.files() == before  # still active, as the database says
-    monkeypatch.setattr(Memory, "_index", original)
+    stop()
     assert machine.run("forget", note)[0] == 0
     assert b"status: archived" in machine.files()[note]
 
@@ -161,9 +167,7 @@ def test_a_purge_that_loses_the_connection_keeps_the_file_the_database_still_hol
     original = PostgresStore.delete_note
 
     def dropping(store: PostgresStore, note_id: str) -> None:
-        pid = store.conn.info.backend_pid  # type: ignore[attr-defined]
-        with psycopg.connect(url, autocommit=True) as other:
-            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        terminate(url, store)
         original(store, note_id)
 
     monkeypatch.setattr(PostgresStore, "delete_note", dropping)

@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client
 
 from conftest import git
 from loremap.mcp.projects import Projects
 from loremap.mcp.server import build_server
+from test_mcp import text
 
 QUESTION = "why are coupons applied after the cart total"
 
@@ -65,9 +65,8 @@ def mcp_items(root: Path, arguments: dict[str, object]) -> list[str]:
     async def main() -> None:
         async with Client(build_server(Projects(root))) as client:
             result = await client.call_tool("recall", {"query": QUESTION, **arguments})
-            block = result.content[0]
-            assert isinstance(block, types.TextContent) and not result.is_error, block
-            out.extend(block.text.splitlines())
+            assert not result.is_error, text(result)
+            out.extend(text(result).splitlines())
 
     anyio.run(main)
     return headers(out)
@@ -142,10 +141,8 @@ def test_a_tool_call_reads_paths_from_the_repository_root_wherever_the_server_ru
             result = await client.call_tool("remember", {"facts": [{
                 "type": "gotcha", "title": "Totals round half up",
                 "body": "cart_total rounds at the end.", "files": ["src/shop/cart.py"]}]})
-            block = result.content[0]
-            assert isinstance(block, types.TextContent) and not result.is_error, block
-            read = await client.call_tool("read", {"target": "src/shop/cart.py"})
-            out.append(read.content[0].text)  # type: ignore[union-attr]
+            assert not result.is_error, text(result)
+            out.append(text(await client.call_tool("read", {"target": "src/shop/cart.py"})))
 
     anyio.run(main)
     assert "Totals round half up" in out[0]

@@ -22,6 +22,7 @@ from conftest import git
 from loremap.mcp.projects import Projects
 from loremap.mcp.server import build_server
 from loremap.vault import fs
+from test_mcp import text
 
 MARKER = "zebracorn"  # a word found nowhere else: wherever it shows, the outside file leaked
 NOTE_ID = "gotcha-tokens-expire-fast"
@@ -85,12 +86,6 @@ def mcp_read(project: Path, target: str) -> types.CallToolResult:
     return out[0]
 
 
-def result_text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
 # --- notes -------------------------------------------------------------------------------------
 
 
@@ -112,8 +107,8 @@ def test_a_note_linked_out_of_the_repository_is_skipped_with_a_line_and_never_sh
 def test_the_mcp_read_tool_does_not_return_a_linked_note(project, cli, outside):
     link_note(project, outside)
     result = mcp_read(project, NOTE_ID)
-    assert result.is_error and MARKER not in result_text(result)
-    assert "symlink" in result_text(result)
+    assert result.is_error and MARKER not in text(result)
+    assert "symlink" in text(result)
 
 
 def test_a_write_over_a_linked_note_refuses_and_leaves_its_target_alone(project, outside):
@@ -275,7 +270,7 @@ def test_a_code_file_linked_out_of_the_repository_is_never_indexed_or_read(proje
     assert MARKER not in cli("search", MARKER).out
     assert MARKER not in cli("show", "src/leak.py").out
     result = mcp_read(project, "src/leak.py")
-    assert MARKER not in result_text(result)
+    assert MARKER not in text(result)
 
 
 # --- doctor ----------------------------------------------------------------------------------
