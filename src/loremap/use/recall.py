@@ -44,7 +44,6 @@ class Recalled(NamedTuple):
 
     found: Recall
     warnings: list[str]
-    query: str
 
 
 def recall(app: App, question: Question, freshness: Freshness,
@@ -53,7 +52,7 @@ def recall(app: App, question: Question, freshness: Freshness,
     request = build_request(app, question)
     warnings = prepare(app, freshness)
     found = app.engine(config).recall(request)
-    return Recalled(found, warnings, request.query)
+    return Recalled(found, warnings)
 
 
 def ranker(app: App, scope: Question, config: SearchConfig | None = None
@@ -84,9 +83,10 @@ def build_request(app: App, question: Question) -> Request:
     """The engine's request for `question`, its values checked and its paths normalised."""
     from loremap.search import Request
 
-    s = app.settings
-    budget = s.get_int("search.budget") if question.budget is None else question.budget
-    limit = s.get_int("search.limit") if question.limit is None else question.limit
+    settings = app.settings
+    budget = (settings.get_int("search.budget") if question.budget is None
+              else question.budget)
+    limit = settings.get_int("search.limit") if question.limit is None else question.limit
     if budget < 0:
         raise InvalidInput(f"budget {budget}: give a number of tokens (0 for no limit)")
     if limit < 1:
@@ -95,7 +95,7 @@ def build_request(app: App, question: Question) -> Request:
         question.text, tuple(question.terms),
         kinds=tuple(k.value for k in question.kinds),
         types=tuple(t.value for t in question.types),
-        statuses=tuple(s.value for s in question.statuses),
+        statuses=tuple(status.value for status in question.statuses),
         paths=_prefixes(app, question.files, question.cwd),
         as_of=check_date(question.as_of, "as_of"), history=question.history,
         budget=budget or None, limit=limit)

@@ -31,11 +31,12 @@ def run(args: argparse.Namespace) -> int:
     from loremap.search import SearchConfig
 
     config = SearchConfig.parse(args.tuning) if args.tuning is not None else None
+    asked = question(args, " ".join(args.query))
     with App.open(require_project=False) as app:
-        done = recall(app, question(args, " ".join(args.query)), ALWAYS, config)
+        done = recall(app, asked, ALWAYS, config)
     found = done.found
     if args.json:
-        emit_json({"query": done.query, "terms": list(found.terms),
+        emit_json({"query": asked.text, "terms": list(found.terms),
                    "abstained": found.abstained, "reason": found.reason,
                    "tokens": found.tokens, "left_out": found.left_out,
                    "items": [{**item._asdict(), "why": list(item.why),
