@@ -13,6 +13,7 @@ and the CLI exits 1 with it. Anything that is not a `LoremapError` is a bug: exi
     │   ├── MalformedNote         a note file that cannot be parsed (names file and line)
     │   ├── UnsafePath            a file or folder of a vault that is a symlink out of it
     │   ├── IndexLocked           another writer held the index past busy_timeout
+    │   ├── EmbedderUnavailable   the embedding model or endpoint cannot answer now
     │   └── StoreError            the index is unusable (corrupt, unreachable, ...)
     │       └── SchemaTooNew      written by a newer loremap: never set aside as corrupt
 """
@@ -61,6 +62,12 @@ class UnsafePath(UserError):
 
 class IndexLocked(UserError):
     """Another process held the index's write lock for longer than busy_timeout."""
+
+
+class EmbedderUnavailable(UserError):
+    """An embedder that cannot be used as configured: its extra is not installed, its model
+    does not load or download, or its endpoint times out, refuses or answers wrongly. Search
+    catches it and continues lexical (`degraded`); a command that needs vectors exits 1."""
 
 
 class StoreError(UserError):
