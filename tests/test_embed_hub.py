@@ -52,6 +52,7 @@ class Hub:
         self.repos: dict[str, Repo] = {}
         self.requests: list[str] = []
         self.listing_status = 200
+        self.missing: set[str] = set()  # listed files the hub fails to serve
         self.url = ""
 
     def add(self, name: str, files: dict[str, bytes], *, gated: bool = False) -> Repo:
@@ -69,6 +70,8 @@ class Hub:
                 return _json([{"type": "file", "path": p, "size": len(b),
                                "oid": hashlib.sha1(b).hexdigest()} for p, b in repo.files.items()])
             prefix = f"/{name}/resolve/{repo.sha}/"
+            if path.startswith(prefix) and path[len(prefix):] in self.missing:
+                return 404, b'{"error": "entry not found"}', {"X-Error-Code": "EntryNotFound"}
             if path.startswith(prefix) and path[len(prefix):] in repo.files:
                 return _file(repo, repo.files[path[len(prefix):]])
         if path.startswith("/api/models/"):  # what the real hub says to an unknown repository
@@ -259,6 +262,34 @@ def test_a_hub_that_answers_an_error_is_one_line(hub: Hub, tmp_path: Path) -> No
     assert outcome.error.startswith(f"EmbedderUnavailable: {hub.url} answered HTTP 503 for "
                                     "org/tiny-encoder")
     assert "\n" not in outcome.error
+
+
+def test_a_download_cut_short_leaves_no_model_folder_and_a_retry_completes_it(
+        hub: Hub, tmp_path: Path) -> None:
+    hub.add("org/tiny-encoder", ENCODER)
+    hub.missing = {"model.safetensors"}
+    models = tmp_path / "models"
+
+    failed = _fetch(hub.url, "org/tiny-encoder", models, tmp_path, progress=False)
+
+    assert failed.error.startswith(f"EmbedderUnavailable: {hub.url} answered HTTP 404 for "
+                                   "org/tiny-encoder")
+    assert not (models / "org--tiny-encoder").exists()
+    hub.missing = set()
+    retried = _fetch(hub.url, "org/tiny-encoder", models, tmp_path, progress=False)
+    assert retried.folder is not None and _files(retried.folder) == ENCODER
+
+
+def test_a_models_folder_that_cannot_be_written_is_one_line(hub: Hub, tmp_path: Path) -> None:
+    hub.add("org/tiny-encoder", ENCODER)
+    blocker = tmp_path / "models"
+    blocker.write_text("a file where the models folder should be\n", encoding="utf-8")
+
+    outcome = _fetch(hub.url, "org/tiny-encoder", blocker, tmp_path, progress=False)
+
+    assert outcome.error.startswith("EmbedderUnavailable: cannot download org/tiny-encoder into ")
+    assert "\n" not in outcome.error
+    assert blocker.read_text(encoding="utf-8").startswith("a file where")
 
 
 def test_no_network_is_one_line(tmp_path: Path) -> None:

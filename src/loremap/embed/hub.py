@@ -138,6 +138,7 @@ def _network_errors() -> tuple[type[BaseException], ...]:
 def _refusal(exc: Exception, name: str, endpoint: str | None, folder: Path) -> UserError | None:
     """One line for a failure of the hub, the network or the disk; None for anything else."""
     from huggingface_hub.errors import (
+        EntryNotFoundError,
         GatedRepoError,
         HfHubHTTPError,
         LocalEntryNotFoundError,
@@ -150,13 +151,14 @@ def _refusal(exc: Exception, name: str, endpoint: str | None, folder: Path) -> U
         return InvalidInput(f"{name} is a gated model: accept its terms on {site} and set "
                             "HF_TOKEN to a token of that account")
     status = getattr(getattr(exc, "response", None), "status_code", None)
-    if isinstance(exc, RepositoryNotFoundError) or status == 404:
+    if isinstance(exc, RepositoryNotFoundError) or (
+            status == 404 and not isinstance(exc, EntryNotFoundError)):  # a file's 404 is not
         return InvalidInput(f"no model repository named {name} on {site} (check the spelling; "
                             "a private one needs HF_TOKEN)")
-    if isinstance(exc, HfHubHTTPError):
-        return EmbedderUnavailable(f"{site} answered HTTP {status} for {name}: {detail}")
     if isinstance(exc, OfflineModeIsEnabled):
         return EmbedderUnavailable(f"HF_HUB_OFFLINE is set: unset it to download {name}")
+    if isinstance(exc, HfHubHTTPError):
+        return EmbedderUnavailable(f"{site} answered HTTP {status} for {name}: {detail}")
     if isinstance(exc, (LocalEntryNotFoundError, *_network_errors())):
         return EmbedderUnavailable(f"cannot reach {site} to download {name}: is the network "
                                    f"up? ({detail})")
