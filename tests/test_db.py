@@ -48,6 +48,16 @@ def connect(url: str, **kwargs: str) -> Any:
     return psycopg.connect(url, autocommit=True, **kwargs)
 
 
+def back_to_schema_3(conn: Any) -> None:
+    """Undo migration 4 (vectors by chunk, `vector_models`), in the caller's transaction."""
+    conn.execute("DROP TABLE vector_models")
+    conn.execute("DROP INDEX vectors_node")
+    conn.execute("ALTER TABLE vectors DROP CONSTRAINT vectors_pkey, "
+                 "ADD PRIMARY KEY (project, model, id)")
+    conn.execute("ALTER TABLE vectors DROP COLUMN chunk")
+    conn.execute("DELETE FROM loremap_migrations WHERE version > 3")
+
+
 def migrated(url: str, home: Path) -> None:
     done = loremap_db("migrate", url=url, home=home)
     assert done.returncode == 0, done.stderr
@@ -83,6 +93,7 @@ def test_a_version_1_database_keeps_its_rows_and_gains_covering_postings_keys(pg
 
     with connect(pg_url) as conn, conn.transaction():
         schema.migrate(conn)
+        back_to_schema_3(conn)
         for table in ("section_postings", "postings"):  # back to version 1's keys
             conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey")
         conn.execute("ALTER TABLE postings ADD PRIMARY KEY (project, term, node)")
@@ -110,6 +121,32 @@ def test_a_version_1_database_keeps_its_rows_and_gains_covering_postings_keys(pg
         store.close()
 
 
+def test_a_version_3_database_keeps_its_vectors_as_chunk_0_with_their_dimension(pg_url, home):
+    """Migration 4 adds the chunk to the vectors' key and records each model's dimension; a
+    model stored with two dimensions (which nothing can compare) is dropped."""
+    from loremap.store.postgres.store import PostgresStore
+    from loremap.text import Analyzer
+
+    with connect(pg_url) as conn, conn.transaction():
+        schema.migrate(conn)
+        back_to_schema_3(conn)
+        conn.execute("INSERT INTO nodes (project, id, kind) VALUES ('p', 'a', 'note'), "
+                     "('p', 'b', 'note')")
+        conn.execute("INSERT INTO vectors (project, id, model, dim, vec) VALUES "
+                     "('p', 'a', 'm', 2, '[1,0]'), ('p', 'b', 'm', 2, '[0,1]'), "
+                     "('p', 'a', 'mixed', 2, '[1,0]'), ('p', 'b', 'mixed', 3, '[0,1,0]')")
+    done = loremap_db("migrate", url=pg_url, home=home)
+    assert done.stdout == f"schema 3 -> {CODE_VERSION}\n", done.stderr
+    store = PostgresStore(pg_url, "p", Analyzer(), writer="t")
+    try:
+        assert store.vector_models() == [("m", 2, 2)]
+        assert store.nearest_vectors("m", [0.0, 1.0], 5)[0] == ("b", 1.0)
+        assert store.broken_vectors() == 0
+        assert [i for i, _ in store.missing_vectors("mixed", 5)] == ["a", "b"]
+    finally:
+        store.close()
+
+
 def test_migrating_a_secured_database_renews_the_runtime_role_s_grants(pg_url, app_role,
                                                                         home):
     """A database secured at schema 2 gains `loremap_vector_index` at 3: the runtime role may
@@ -121,6 +158,7 @@ def test_migrating_a_secured_database_renews_the_runtime_role_s_grants(pg_url, a
                       url=pg_url, home=home, extra={"ROLE_PASSWORD": "pw"})
     assert done.returncode == 0, done.stderr
     with connect(pg_url) as conn, conn.transaction():  # back to schema 2
+        back_to_schema_3(conn)
         conn.execute("DROP FUNCTION loremap_vector_index(text, text, integer), "
                      "loremap_analyze(text[])")
         conn.execute("DELETE FROM loremap_migrations WHERE version > 2")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from array import array
 
 import pytest
 
@@ -141,3 +142,63 @@ def test_a_locked_index_is_refused_as_locked_by_its_error_code_and_never_set_asi
     # The code decides, not the message: an error without a code is no lock, whatever it says.
     assert not is_locked(sqlite3.OperationalError("database is locked"))
     SqliteStore(index, Analyzer()).close()  # free again
+
+
+def test_a_schema_3_index_keeps_its_vectors_as_chunk_0_with_their_dimension(tmp_path):
+    """Migration 4: the blobs of a model with one length become its chunk 0 and record its
+    dimension; a model stored at two lengths (nothing could compare them) is dropped."""
+    path = tmp_path / "index.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    conn.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                 "applied_at REAL NOT NULL)")
+    for number, step in enumerate(MIGRATIONS[:3], start=1):
+        step(conn)
+        conn.execute("INSERT INTO migrations VALUES (?, ?, 0)", (number, step.__name__))
+    one, two = array("f", [1.0, 0.0]).tobytes(), array("f", [0.0, 1.0]).tobytes()
+    conn.executemany("INSERT INTO vectors (id, model, vec) VALUES (?, ?, ?)",
+                     [("a", "m", one), ("b", "m", two), ("a", "mixed", one),
+                      ("b", "mixed", array("f", [0.0, 1.0, 0.0]).tobytes())])
+    conn.execute("COMMIT")
+    conn.close()
+    store = SqliteStore(path, Analyzer())
+    try:
+        assert store.schema_version() == len(MIGRATIONS)
+        assert store.vector_models() == [("m", 2, 2)]
+        assert store.nearest_vectors("m", [0.0, 1.0], 5) == [("b", 1.0), ("a", 0.0)]
+        assert store.broken_vectors() == 0
+    finally:
+        store.close()
+
+
+def test_the_scan_sees_vectors_another_connection_or_this_one_wrote_since(tmp_path):
+    """The matrix is kept per connection between queries, and read again after any change:
+    another connection's commit, this connection's own write, a rollback of one."""
+    reader = store_with(tmp_path, [])
+    writer = SqliteStore(tmp_path / "index.sqlite", Analyzer())
+    try:
+        with writer.write():
+            writer.put_vectors("m", 2, [("a", 0, [1.0, 0.0])])
+        assert [i for i, _ in reader.nearest_vectors("m", [0.0, 1.0], 5)] == ["a"]
+        assert reader.nearest_vectors("m", [0.0, 1.0], 5) == [("a", 0.0)]  # the kept matrix
+        with writer.write():
+            writer.put_vectors("m", 2, [("b", 0, [0.0, 1.0])])
+        assert [i for i, _ in reader.nearest_vectors("m", [0.0, 1.0], 5)] == ["b", "a"]
+        with reader.write():
+            reader.put_vectors("m", 2, [("c", 0, [-0.6, 0.8])])
+        assert [i for i, _ in reader.nearest_vectors("m", [0.0, 1.0], 5)] == ["b", "c", "a"]
+        with pytest.raises(RuntimeError), reader.write():
+            reader.drop_vectors("m")
+            assert reader.nearest_vectors("m", [0.0, 1.0], 5) == []
+            raise RuntimeError("roll back")
+        with pytest.raises(RuntimeError), reader.write():
+            reader.put_vectors("m", 2, [("d", 0, [0.0, 1.0])])
+            assert reader.nearest_vectors("m", [0.0, 1.0], 1)[0][0] in ("b", "d")
+            raise RuntimeError("roll back")
+        assert [i for i, _ in reader.nearest_vectors("m", [0.0, 1.0], 5)] == ["b", "c", "a"]
+        with writer.write():
+            writer.conn.execute("DELETE FROM vectors WHERE id = 'b'")
+        assert [i for i, _ in reader.nearest_vectors("m", [0.0, 1.0], 5)] == ["c", "a"]
+    finally:
+        writer.close()
+        reader.close()

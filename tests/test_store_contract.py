@@ -4,11 +4,12 @@ LOREMAP_TEST_DATABASE_URL), with the same expectations, and scores compared acro
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
 
-from loremap.errors import IndexLocked, StoreError
+from loremap.errors import IndexLocked, InvalidInput, StoreError
 from loremap.model import Edge, Link, Note, NoteType, Relation, Status
 from loremap.model.search import Filters, TextQuery
 from loremap.store.sqlite import SqliteStore
@@ -177,17 +178,138 @@ def test_filters_restrict_text_search(open_store):
         "prices-in-cents", "cache-prices"}
 
 
+def unit(*xs):
+    norm = sum(x * x for x in xs) ** 0.5
+    return [x / norm for x in xs]
+
+
 def test_vectors_are_stored_and_the_nearest_come_first(open_store):
     store = open_store()
     fill(store)
     assert len(store.missing_vectors("m", 100)) == len(CORPUS)
+    assert store.vector_models() == [] and store.nearest_vectors("m", unit(1, 0, 0, 0), 5) == []
     vecs = {n.id: [float(i == k) for k in range(4)] for i, n in enumerate(CORPUS[:4])}
     with store.write():
-        store.put_vectors("m", vecs.items())
+        store.put_vectors("m", 4, [(node_id, 0, vec) for node_id, vec in vecs.items()])
     assert [i for i, _ in store.missing_vectors("m", 100)] == ["locks"]
-    best = store.nearest_vectors("m", [0.1, 0.9, 0.0, 0.0], 2)
+    best = store.nearest_vectors("m", unit(0.1, 0.9, 0.0, 0.0), 2)
     assert [i for i, _ in best] == ["coupon-twice", "prices-in-cents"]
-    assert best[0][1] == pytest.approx(0.9, abs=1e-6) or best[0][1] > best[1][1]
+    assert best[0][1] == pytest.approx(unit(0.1, 0.9)[1], abs=1e-6)
+    assert best[1][1] == pytest.approx(unit(0.1, 0.9)[0], abs=1e-6)
+    assert store.vector_models() == [("m", 4, 4)]
+    assert store.broken_vectors() == 0
+
+
+def test_a_node_scores_as_its_best_chunk_and_new_chunks_replace_its_old_ones(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.put_vectors("m", 3, [("prices-in-cents", 0, [1.0, 0.0, 0.0]),
+                                   ("prices-in-cents", 1, [0.0, 1.0, 0.0]),
+                                   ("coupon-twice", 0, unit(0.0, 0.8, 0.6)),
+                                   ("locks", 0, [0.0, 0.0, 1.0])])
+    best = store.nearest_vectors("m", [0.0, 1.0, 0.0], 10)
+    # One row per node, its best chunk's cosine: chunk 1 of prices-in-cents, not chunk 0.
+    assert best == [("prices-in-cents", pytest.approx(1.0)),
+                    ("coupon-twice", pytest.approx(0.8)), ("locks", pytest.approx(0.0))]
+    assert store.nearest_vectors("m", [0.0, 1.0, 0.0], 1) == [
+        ("prices-in-cents", pytest.approx(1.0))]
+    assert store.vector_models() == [("m", 3, 3)]
+    with store.write():  # embedded again, now in one chunk: chunk 1 is gone
+        store.put_vectors("m", 3, [("prices-in-cents", 0, [1.0, 0.0, 0.0])])
+    assert [i for i, _ in store.nearest_vectors("m", [0.0, 1.0, 0.0], 2)] == [
+        "coupon-twice", "locks"]
+    assert store.vector_models() == [("m", 3, 3)]
+
+
+def test_vectors_of_another_dimension_are_refused_with_the_command_to_reembed(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.put_vectors("m", 2, [("locks", 0, [1.0, 0.0])])
+    before = (store.vector_models(), store.nearest_vectors("m", [1.0, 0.0], 5))
+    bad_batches = [
+        (3, [("prices-in-cents", 0, [1.0, 0.0, 0.0])]),  # the model is recorded at 2
+        (2, [("prices-in-cents", 0, [1.0, 0.0]), ("coupon-twice", 0, [1.0, 0.0, 0.0])]),
+        (2, [("prices-in-cents", 0, [float("nan"), 1.0])]),
+        (2, [("prices-in-cents", 0, [1e39, 0.0])]),  # beyond float32
+        (2, [("prices-in-cents", -1, [1.0, 0.0])]),
+        (2, [("prices-in-cents", 0, ["one", 0.0])]),
+        (0, []),
+    ]
+    for dim, rows in bad_batches:
+        with pytest.raises(InvalidInput) as caught, store.write():
+            store.put_vectors("m", dim, rows)
+        assert "\n" not in str(caught.value), str(caught.value)
+    mismatch = "the index holds m vectors of 2 dimensions, not 3: run `loremap reembed`"
+    with pytest.raises(InvalidInput, match="^" + re.escape(mismatch)):
+        store.nearest_vectors("m", [1.0, 0.0, 0.0], 5)
+    with pytest.raises(InvalidInput, match="loremap reembed"), store.write():
+        store.put_vectors("m", 3, [("prices-in-cents", 0, [1.0, 0.0, 0.0])])
+    # Nothing was written: not even the good first row of the second batch.
+    assert (store.vector_models(), store.nearest_vectors("m", [1.0, 0.0], 5)) == before
+    with store.write():  # another model keeps its own dimension
+        store.put_vectors("other", 3, [("prices-in-cents", 0, [1.0, 0.0, 0.0])])
+    assert store.vector_models() == [("m", 2, 1), ("other", 3, 1)]
+
+
+def corrupt_one_vector(store, node_id):
+    """Damage one stored vector behind the store's back, the way each backend can be."""
+    if isinstance(store, SqliteStore):  # a blob cut short (a torn write, a bad copy)
+        store.conn.execute("UPDATE vectors SET vec = x'0000803f' WHERE id = ?", (node_id,))
+    else:  # a row whose dimension is not its model's
+        store.execute("UPDATE vectors SET dim = 1, vec = '[1]' WHERE project = %s AND id = %s",
+                      (store.project, node_id))
+
+
+def test_a_corrupt_vector_is_skipped_and_counted(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.put_vectors("m", 2, [("locks", 0, [1.0, 0.0]), ("coupon-twice", 0, [0.0, 1.0]),
+                                   ("prices-in-cents", 0, unit(1.0, 1.0))])
+    assert store.nearest_vectors("m", [1.0, 0.0], 1) == [("locks", pytest.approx(1.0))]
+    corrupt_one_vector(store, "locks")
+    assert [i for i, _ in store.nearest_vectors("m", [1.0, 0.0], 5)] == [
+        "prices-in-cents", "coupon-twice"]
+    assert store.broken_vectors() == 1
+    with store.write():  # embedding the node again mends it
+        store.put_vectors("m", 2, [("locks", 0, [1.0, 0.0])])
+    assert store.broken_vectors() == 0
+    assert store.nearest_vectors("m", [1.0, 0.0], 1)[0][0] == "locks"
+
+
+def test_dropping_one_model_or_every_model_lets_another_dimension_in(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.put_vectors("a", 2, [("locks", 0, [1.0, 0.0])])
+        store.put_vectors("b", 3, [("locks", 0, [1.0, 0.0, 0.0])])
+        store.drop_vectors("a")
+    assert store.vector_models() == [("b", 3, 1)]
+    assert len(store.missing_vectors("a", 100)) == len(CORPUS)
+    assert store.nearest_vectors("a", [1.0, 0.0], 5) == []
+    with store.write():  # the model switched: a new dimension under the old name
+        store.put_vectors("a", 4, [("locks", 0, [1.0, 0.0, 0.0, 0.0])])
+        store.drop_vectors(None)
+    assert store.vector_models() == [] and store.broken_vectors() == 0
+    assert store.nearest_vectors("b", [1.0, 0.0, 0.0], 5) == []
+
+
+def test_a_rewritten_or_deleted_note_loses_its_vectors(open_store):
+    store = open_store()
+    fill(store)
+    with store.write():
+        store.put_vectors("m", 2, [("locks", 0, [1.0, 0.0]), ("locks", 1, [0.0, 1.0]),
+                                   ("coupon-twice", 0, [0.0, 1.0])])
+        store.upsert_note(note("locks", "Writers take the lock", "Rewritten."), "project",
+                          "notes/locks.md", "h2", 2, 2)
+    assert "locks" in {i for i, _ in store.missing_vectors("m", 100)}
+    assert store.vector_models() == [("m", 2, 1)]
+    with store.write():
+        store.delete_note("coupon-twice")
+    assert store.vector_models() == [("m", 2, 0)]
+    assert store.nearest_vectors("m", [0.0, 1.0], 5) == []
 
 
 def test_clear_leaves_an_empty_index(open_store):

@@ -77,20 +77,40 @@ class Store(Protocol):
 
 
 class VectorStore(Protocol):
-    """One embedding per node and model (`search.embed` fills and queries them)."""
+    """Embeddings by (node, model, chunk): a long node is embedded in chunks and scores as its
+    best one. Each model's dimension is recorded with its first vectors; `search.embed` fills
+    and queries them. Writes go inside `write()`."""
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
         """(id, text) of up to `limit` nodes without a vector of `model`."""
         ...
 
-    def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]
-                    ) -> None: ...
-
-    def iter_vectors(self, model: str) -> Iterator[tuple[str, Sequence[float]]]: ...
+    def put_vectors(self, model: str, dim: int,
+                    rows: Iterable[tuple[str, int, Sequence[float]]]) -> None:
+        """Store (node id, chunk, vector) rows of `model`, replacing those nodes' earlier
+        chunks of it. `InvalidInput`, and nothing written, for a `dim` other than the one
+        recorded for `model` (the message says to run `loremap reembed`) or a row whose
+        vector is not `dim` finite numbers."""
+        ...
 
     def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
                         ) -> list[tuple[str, float]]:
-        """(id, dot product) of the `limit` nearest vectors of `model`, best first."""
+        """(id, cosine) of the `limit` nodes nearest `vec`, one per node (its best chunk),
+        best first; vectors are unit length, so the dot product is the cosine. Nothing for a
+        model without vectors; `InvalidInput` for a `vec` of another dimension than the
+        model's. A stored vector of the wrong length is skipped (`broken_vectors`)."""
+        ...
+
+    def vector_models(self) -> list[tuple[str, int, int]]:
+        """(model, dimension, nodes with a vector of it) of every recorded model, by name."""
+        ...
+
+    def broken_vectors(self) -> int:
+        """How many stored vectors `nearest_vectors` skips as corrupt."""
+        ...
+
+    def drop_vectors(self, model: str | None) -> None:
+        """Forget the vectors of `model` and its recorded dimension (None: every model's)."""
         ...
 
 

@@ -19,8 +19,8 @@ from typing import Any
 from loremap.errors import SchemaTooNew
 
 # The tables of a shared memory, in the order they are dropped; each has a `project` column.
-TABLES = ("vectors", "section_postings", "sections", "postings", "refs", "symbols", "files",
-          "edges", "note_versions", "note_docs", "nodes", "counters", "meta")
+TABLES = ("vectors", "vector_models", "section_postings", "sections", "postings", "refs",
+          "symbols", "files", "edges", "note_versions", "note_docs", "nodes", "counters", "meta")
 
 _M1 = """
 CREATE TABLE meta (
@@ -207,8 +207,35 @@ def _m3_owner_functions(conn: Any) -> None:
         conn.execute(f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC")
 
 
+_M4 = """
+ALTER TABLE vectors ADD COLUMN chunk integer NOT NULL DEFAULT 0;
+ALTER TABLE vectors DROP CONSTRAINT vectors_pkey, ADD PRIMARY KEY (project, model, id, chunk);
+CREATE INDEX vectors_node ON vectors (project, id);
+CREATE TABLE vector_models (
+    project text NOT NULL, model text NOT NULL, dim integer NOT NULL,
+    PRIMARY KEY (project, model));
+INSERT INTO vector_models (project, model, dim)
+    SELECT project, model, min(dim) FROM vectors GROUP BY project, model
+    HAVING count(DISTINCT dim) = 1;
+DELETE FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM vector_models m
+    WHERE m.project = v.project AND m.model = v.model)
+"""
+
+
+def _m4_vector_chunks(conn: Any) -> None:
+    """Vectors by chunk (a long node is embedded in parts and scores as its best one), the
+    node's id indexed (a rewritten node drops its vectors by id), and each project's model
+    dimensions recorded in `vector_models`, so vectors of another dimension are refused
+    instead of mixed. Existing vectors become chunk 0; those of a model stored with mixed
+    dimensions are dropped, to be embedded again. The HNSW indexes are unchanged: they are
+    per (model, dimension), whatever the chunk."""
+    for statement in _M4.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
-                                                 _m3_owner_functions)
+                                                 _m3_owner_functions, _m4_vector_chunks)
 
 
 def current_version(conn: Any) -> int:

@@ -11,8 +11,7 @@ stores.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
@@ -20,7 +19,6 @@ from loremap.store.rows import NODE_COLUMNS, node_row
 
 K1 = 1.2
 B = 0.75
-HNSW_MAX_DIM = 2000  # the most dimensions pgvector's HNSW index takes
 
 
 def _weighted_terms(project: str, query: TextQuery, rows: str, tokens: str, postings: str,
@@ -290,57 +288,3 @@ class PgSearchTables:
             return set()
         return {r[0] for r in self.execute(
             "SELECT id FROM nodes WHERE project = %s AND id = ANY(%s)", (self.project, wanted))}
-
-    # --- vectors ----------------------------------------------------------------------------
-
-    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self.execute(
-            "SELECT n.id, n.title || E'\\n' || n.body FROM nodes n WHERE n.project = %s AND "
-            "NOT EXISTS (SELECT 1 FROM vectors v WHERE v.project = n.project AND v.model = %s "
-            "AND v.id = n.id) ORDER BY n.id COLLATE \"C\" LIMIT %s", (self.project, model, limit))]
-
-    def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
-        dims: set[int] = set()
-        for node_id, vec in vectors:
-            dims.add(len(vec))
-            self.execute(
-                "INSERT INTO vectors (project, id, model, dim, vec) VALUES (%s, %s, %s, %s, "
-                "%s::vector) ON CONFLICT (project, model, id) DO UPDATE SET dim = EXCLUDED.dim, "
-                "vec = EXCLUDED.vec", (self.project, node_id, model, len(vec), _vector(vec)))
-        for dim in dims:
-            self._hnsw(model, dim)
-
-    def _hnsw(self, model: str, dim: int) -> None:
-        """The HNSW index (cosine) of one model's vectors: pgvector indexes a column of one
-        dimension, so each (model, dimension) gets a partial expression index, made by the
-        tables' owner's `loremap_vector_index` (schema 3) whoever the session's role is.
-        pgvector's HNSW takes at most 2,000 dimensions: longer vectors are scanned exactly."""
-        import hashlib
-
-        if dim > HNSW_MAX_DIM:
-            return
-        name = "vectors_hnsw_" + hashlib.sha1(f"{model}/{dim}".encode(),
-                                              usedforsecurity=False).hexdigest()[:12]
-        self.execute("SELECT loremap_vector_index(%s, %s, %s)", (name, model, int(dim)))
-
-    def iter_vectors(self, model: str) -> Iterator[tuple[str, array[float]]]:
-        for node_id, text in self.execute(
-                "SELECT id, vec::text FROM vectors WHERE project = %s AND model = %s",
-                (self.project, model)).fetchall():
-            yield node_id, array("f", (float(x) for x in text.strip("[]").split(",")))
-
-    def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
-                        ) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the `limit` nearest vectors, through the HNSW index."""
-        dim = len(vec)
-        literal = model.replace("'", "''")
-        rows = self.execute(
-            f"SELECT id, 1 - (vec::vector({dim}) <=> %s::vector({dim})) FROM vectors "
-            f"WHERE model = '{literal}' AND dim = {dim} AND project = %s "
-            f"ORDER BY vec::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
-            (_vector(vec), self.project, _vector(vec), limit))
-        return [(r[0], float(r[1])) for r in rows]
-
-
-def _vector(vec: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vec) + "]"

@@ -34,6 +34,7 @@ from loremap.model.search import Filters
 from loremap.store.postgres import first_line, schema
 from loremap.store.postgres.code import PgCodeTables
 from loremap.store.postgres.search import PgSearchTables, where
+from loremap.store.postgres.vectors import PgVectorTables
 from loremap.store.rows import NOTE_COLUMNS
 from loremap.text import Analyzer
 
@@ -86,7 +87,7 @@ def describe(url: str) -> str:
     return f"{info.get('user') or ''}@{host}/{info.get('dbname') or ''}".lstrip("@")
 
 
-class PostgresStore(PgCodeTables, PgSearchTables):
+class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
     """`Store` (and the search and code-map operations) on a shared PostgreSQL database."""
 
     shared = True

@@ -1,17 +1,16 @@
 """What the search engine reads from the SQLite index: ranked text matches, document counts,
-nodes by id under the search filters, graph neighbours, names (paths, symbols, ids) and
-embedding vectors.
+nodes by id under the search filters, graph neighbours, names (paths, symbols, ids). The
+vectors are in `vectors.py`.
 
-Every method is a read except the vector writes; filters are applied in SQL so a filtered
-search never ranks rows it will throw away.
+Every method is a read; filters are applied in SQL so a filtered search never ranks rows it
+will throw away.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
 from loremap.store.rows import NODE_COLUMNS, node_row
@@ -226,34 +225,3 @@ class SearchTables:
             if self.conn.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone():
                 found.add(node_id)
         return found
-
-    # --- vectors ----------------------------------------------------------------------------
-
-    def missing_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
-        """(id, text) of up to `limit` notes and code nodes without a vector of `model`."""
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT n.id, n.title || '\n' || n.body FROM nodes n WHERE NOT EXISTS "
-            "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.id = n.id) ORDER BY n.id LIMIT ?",
-            (model, limit))]
-
-    def put_vectors(self, model: str, vectors: Iterable[tuple[str, Sequence[float]]]) -> None:
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO vectors (id, model, vec) VALUES (?, ?, ?)",
-            [(node_id, model, array("f", vec).tobytes()) for node_id, vec in vectors])
-
-    def iter_vectors(self, model: str) -> Iterator[tuple[str, array[float]]]:
-        for node_id, blob in self.conn.execute(
-                "SELECT id, vec FROM vectors WHERE model = ?", (model,)):
-            vec = array("f")
-            vec.frombytes(blob)
-            yield node_id, vec
-
-    def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
-                        ) -> list[tuple[str, float]]:
-        """(id, dot product) of the `limit` nearest vectors (an exhaustive scan: embedders
-        return unit vectors, so the dot product is the cosine)."""
-        import heapq
-
-        scored = ((sum(a * b for a, b in zip(vec, other, strict=False)), node_id)
-                  for node_id, other in self.iter_vectors(model))
-        return [(node_id, score) for score, node_id in heapq.nlargest(limit, scored)]

@@ -22,6 +22,7 @@ from loremap.store.sqlite import schema
 from loremap.store.sqlite.code import CodeTables
 from loremap.store.sqlite.search import SearchTables
 from loremap.store.sqlite.search import where as search_where
+from loremap.store.sqlite.vectors import VectorTables
 from loremap.text import Analyzer
 
 
@@ -43,7 +44,7 @@ def is_locked(exc: sqlite3.Error) -> bool:
     return code is not None and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-class SqliteStore(CodeTables, SearchTables):
+class SqliteStore(CodeTables, SearchTables, VectorTables):
     """`Store` on a SQLite file (or `:memory:`)."""
 
     shared = False
@@ -100,6 +101,7 @@ class SqliteStore(CodeTables, SearchTables):
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
+            self._vector_cache = None  # it may hold rows that were never committed
             raise
         self.conn.execute("COMMIT")
 
@@ -109,6 +111,7 @@ class SqliteStore(CodeTables, SearchTables):
     def clear(self) -> None:
         schema.drop_all(self.conn)
         schema.migrate(self.conn)
+        self._vector_cache = None
 
     # --- notes ------------------------------------------------------------------------------
 
