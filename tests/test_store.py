@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from array import array
 
@@ -202,3 +203,21 @@ def test_the_scan_sees_vectors_another_connection_or_this_one_wrote_since(tmp_pa
     finally:
         writer.close()
         reader.close()
+
+
+def test_doctor_names_corrupt_vectors_and_the_command_that_replaces_them(project, cli):
+    cli("remember", "-t", "bug", "--title", "Coupon applied twice", "-m", "x")
+    store = SqliteStore(project / ".loremap" / "index.sqlite", Analyzer())
+    try:
+        with store.write():
+            store.put_vectors("m", 2, [("bug-coupon-applied-twice", 0, [1.0, 0.0])])
+        assert cli("doctor", "--json").code == 0
+        with store.write():
+            store.conn.execute("UPDATE vectors SET vec = x'00'")
+    finally:
+        store.close()
+    report = json.loads(cli("doctor", "--json").out)
+    found = [f for f in report["findings"] if f["check"] == "vectors"]
+    assert [f["level"] for f in found] == ["warning"]
+    assert "1 stored vector corrupt" in found[0]["message"]
+    assert "`loremap reembed`" in found[0]["message"]

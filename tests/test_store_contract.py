@@ -222,6 +222,20 @@ def test_a_node_scores_as_its_best_chunk_and_new_chunks_replace_its_old_ones(ope
     assert store.vector_models() == [("m", 3, 3)]
 
 
+def test_a_node_of_many_near_chunks_does_not_crowd_out_the_next_nodes(open_store):
+    """The nearest chunks of one node outnumber the limit: the search still reaches the next
+    nodes (PostgreSQL reads the index deeper until it has `limit` nodes)."""
+    store = open_store()
+    fill(store)
+    many = [("locks", k, unit(1.0, 0.001 * k, 0.0)) for k in range(40)]
+    with store.write():
+        store.put_vectors("m", 3, [*many, ("coupon-twice", 0, unit(0.5, 0.0, 1.0)),
+                                   ("cache-prices", 0, unit(0.0, 0.0, 1.0))])
+    best = store.nearest_vectors("m", [1.0, 0.0, 0.0], 3)
+    assert [i for i, _ in best] == ["locks", "coupon-twice", "cache-prices"]
+    assert best[0][1] == pytest.approx(1.0)
+
+
 def test_vectors_of_another_dimension_are_refused_with_the_command_to_reembed(open_store):
     store = open_store()
     fill(store)

@@ -160,6 +160,17 @@ def _check_quarantined(memory: Memory) -> list[Finding]:
     return out
 
 
+def _check_vectors(memory: Memory) -> list[Finding]:
+    """Stored vectors whose length is not their model's dimension: search skips them, and
+    embedding every node again (`reembed`) replaces them."""
+    broken = memory.store.broken_vectors()
+    if not broken:
+        return []
+    return [Finding("warning", "vectors", f"{broken} stored vector{'s' * (broken != 1)} "
+                    "corrupt (not of their model's dimension), skipped by search: run "
+                    "`loremap reembed`")]
+
+
 def _check_links(memory: Memory) -> list[Finding]:
     out = []
     known = set(memory.store.iter_note_ids())
@@ -250,4 +261,5 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
     except UnsafePath:
         pass  # a vault folder linked out: named by the symlinks check, nothing to compare
     findings += _check_links(memory)
+    findings += _check_vectors(memory)
     return findings

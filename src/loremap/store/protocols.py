@@ -75,6 +75,10 @@ class Store(Protocol):
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]: ...
 
+    def broken_vectors(self) -> int:
+        """How many stored vectors are corrupt (search skips them; doctor reports them)."""
+        ...
+
 
 class VectorStore(Protocol):
     """Embeddings by (node, model, chunk): a long node is embedded in chunks and scores as its

@@ -10,11 +10,11 @@ neutral module, so that SQLite and PostgreSQL refuse the same input with the sam
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Sequence
 
 from loremap.errors import InvalidInput
 
-FLOAT32_MAX = 3.4028234663852886e38
 REEMBED = "run `loremap reembed` to embed every node again with one model"
 
 
@@ -25,10 +25,11 @@ def dimension_mismatch(model: str, recorded: int, dim: int) -> InvalidInput:
 
 def checked_rows(model: str, dim: int, recorded: int | None,
                  rows: Iterable[tuple[str, int, Sequence[float]]]
-                 ) -> list[tuple[str, int, list[float]]]:
-    """`rows` (node id, chunk, vector) as lists of floats, once every one is known good: the
-    model's recorded dimension (None: not yet recorded) is `dim`, each vector has `dim`
-    finite numbers, each chunk is a number >= 0. Raises `InvalidInput` otherwise."""
+                 ) -> list[tuple[str, int, array[float]]]:
+    """`rows` (node id, chunk, vector) with each vector as float32 (both stores keep
+    float32), once every one is known good: the model's recorded dimension (None: not yet
+    recorded) is `dim`, each vector has `dim` numbers, finite as float32, each chunk is a
+    number >= 0. Raises `InvalidInput` otherwise."""
     if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         raise InvalidInput(f"a vector dimension must be a positive integer, not {dim!r}")
     if recorded is not None and recorded != dim:
@@ -40,23 +41,18 @@ def checked_rows(model: str, dim: int, recorded: int | None,
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 0:
             raise InvalidInput(f"chunk {chunk!r} of {node_id}: a chunk is a number >= 0")
         try:
-            values = [float(x) for x in vec]
-        except (TypeError, ValueError):
+            values = array("f", vec)
+        except (TypeError, ValueError, OverflowError):
             raise InvalidInput(f"the vector of {node_id} (chunk {chunk}) is not a list of "
                                "numbers") from None
         if len(values) != dim:
             raise InvalidInput(f"the vector of {node_id} (chunk {chunk}) has {len(values)} "
                                f"dimensions, not {dim}: {REEMBED}")
-        if not _float32(values):
+        # One sum, not a test per number (which would cost more than the rest of the write):
+        # a NaN or an infinity, or a number beyond float32's range (it became infinite),
+        # makes the sum NaN or infinite.
+        if not math.isfinite(sum(values)):
             raise InvalidInput(f"the vector of {node_id} (chunk {chunk}) holds a number that "
-                               "is not a finite float32")
+                               "is not finite as a float32")
         out.append((node_id, chunk, values))
     return out
-
-
-def _float32(values: Sequence[float]) -> bool:
-    """Whether every number is finite and within float32's range, in three passes of C (a
-    test per number costs more than the rest of a write): a NaN or an infinity makes the sum
-    NaN or infinite; a number out of range shows in the minimum or the maximum."""
-    return (math.isfinite(sum(values)) and max(values) <= FLOAT32_MAX
-            and min(values) >= -FLOAT32_MAX)

@@ -139,4 +139,5 @@ class PgVectorTables:
 
 
 def _vector(vec: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vec) + "]"
+    """pgvector's text form; 9 significant digits give back a float32 exactly."""
+    return "[" + ",".join(f"{x:.9g}" for x in vec) + "]"

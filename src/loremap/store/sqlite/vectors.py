@@ -34,7 +34,6 @@ per 10k vectors instead of 20.8.
 from __future__ import annotations
 
 import sqlite3
-from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -85,8 +84,7 @@ class VectorTables:
                       [(model, node_id) for node_id in dict.fromkeys(r[0] for r in checked)])
         c.executemany(
             "INSERT OR REPLACE INTO vectors (id, model, chunk, vec) VALUES (?, ?, ?, ?)",
-            [(node_id, model, chunk, array("f", vec).tobytes())
-             for node_id, chunk, vec in checked])
+            [(node_id, model, chunk, vec.tobytes()) for node_id, chunk, vec in checked])
 
     def nearest_vectors(self, model: str, vec: Sequence[float], limit: int
                         ) -> list[tuple[str, float]]:
