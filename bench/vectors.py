@@ -12,7 +12,8 @@ long notes do) are written into a fresh SQLite file by each method, then queried
   (`np.frombuffer`), one matrix-vector product, the best chunk per node by
   `np.maximum.reduceat`, the top k by `argpartition`;
 - `store` — `SqliteStore.nearest_vectors` as shipped (numpy, the matrix cached per connection
-  and per model until the vectors change): the store's own insert, load and query;
+  and per model until the vectors change): the store's own insert (`put_vectors`, checks
+  included, 256 rows per transaction as `embed_pending` writes), load and query;
 - `sqlite-vec` — a `vec0` virtual table (cosine metric, the node id as an auxiliary column),
   its exact KNN scan in C, k = 4 x limit rows, then the best chunk per node. Loaded through
   `apsw`: this Python's `sqlite3` may lack `enable_load_extension` (pyenv's and python.org's
@@ -54,6 +55,7 @@ from loremap.text import Analyzer  # noqa: E402
 
 LIMIT = 10
 MODEL = "bench"
+BATCH = 256  # rows per transaction of the store's insert, as `embed_pending` writes them
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -200,8 +202,9 @@ def store_insert(path: Path, keys: list[tuple[str, int]], vecs: Any) -> float:
     try:
         rows = [(n, c, v) for (n, c), v in zip(keys, vecs.tolist(), strict=True)]
         started = time.perf_counter()
-        with store.write():
-            store.put_vectors(MODEL, vecs.shape[1], rows)
+        for start in range(0, len(rows), BATCH):
+            with store.write():
+                store.put_vectors(MODEL, vecs.shape[1], rows[start:start + BATCH])
         return time.perf_counter() - started
     finally:
         store.close()

@@ -9,26 +9,29 @@ are one float32 matrix (`np.frombuffer`), kept per connection until the database
 (`PRAGMA data_version` for other connections' commits, `total_changes` for this one's), and a
 query is one matrix-vector product, the best chunk per node (`np.maximum.reduceat`) and a
 partial sort. Measured by bench/vectors.py (384 dimensions, a node in four with two chunks,
-a shared 2-core machine, medians of noisy runs; `import numpy` itself ~125 ms in a fresh
-interpreter, paid by whatever embeds the query anyway):
+two runs on a shared 2-core machine; `import numpy` itself 85-90 ms in a fresh interpreter,
+paid by whatever embeds the query anyway). Load: a fresh connection's first query beyond a
+warm one; MB: file size per 10k vectors; insert: seconds for all of them (the store's:
+`put_vectors`, checks included, 256 rows per transaction as `embed_pending` writes):
 
-    vectors  method      load ms  query p50 ms  cold ms  MB/10k
-      1k     loop (old)    -         20-55        25      20.9
-      1k     numpy         4         0.07          4      20.9
-      1k     sqlite-vec    1         0.7           2      16.5
-     10k     loop (old)    -        170-230      160-245  20.8
-     10k     numpy        28         0.4-8        35      20.8
-     10k     sqlite-vec    3         6-10         9-13    16.2
-    100k     loop (old)    -       1900-3100      -       20.8
-    100k     numpy       240-470    16-24       480       20.8
-    100k     sqlite-vec   35        60-95       95-130    15.9
+    vectors  method          load ms   query p50 / p95 ms   insert s   MB/10k
+      1k     loop (before)      -        18-20 / 19-20         0.01     20.9
+      1k     store (numpy)      4        0.12 / 0.2            0.02     22.6
+      1k     sqlite-vec         1.5      0.8 / 1.0             0.02     16.5
+     10k     loop (before)      -        196-206 / 202-206     0.1      20.8
+     10k     store (numpy)     28-35     0.5-0.6 / 0.7-12      0.24     21.2
+     10k     sqlite-vec         4-5      6.2-6.7 / 7.3-7.6     0.13     16.2
+    100k     loop (before)      -        1950-3020 / 2430-3140 0.8-1    20.8
+    100k     store (numpy)    270        7-17 / 8-24           2.9      21.1
+    100k     sqlite-vec        0-14      75-98 / 80-232        1.4      15.9
 
-At 10k nodes (the size the recall targets) numpy answers a warm process 10x faster than
-sqlite-vec and loses ~25 ms once in a fresh one; sqlite-vec wins a fresh process at 100k.
-It is not clearly better, and it needs a `sqlite3` that can load extensions, which this
-project's own interpreter (pyenv's default build, like python.org's on macOS) cannot: so
-numpy. The blobs live in a rowid table: in a WITHOUT ROWID table rows of 1.5 kB took 46.9 MB
-per 10k vectors instead of 20.8.
+Every method found the exact top 10 (each is an exact scan). At 10k vectors (the size the
+recall targets) numpy answers a warm process (the daemon, the MCP server) about 10x faster
+than sqlite-vec and loses ~25 ms once in a fresh one; at 100k sqlite-vec wins a fresh process
+(~90 ms against ~290) and loses every warm query by 4-10x. It is not clearly better, and it
+needs a `sqlite3` that can load extensions, which this project's own interpreter (pyenv's
+default build, like python.org's on macOS) cannot: so numpy. The blobs live in a rowid
+table: WITHOUT ROWID, rows of 1.5 kB took 46.9 MB per 10k vectors instead of 20.8.
 """
 
 from __future__ import annotations
