@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from loremap.config import (
     CONFIG_FILE,
@@ -31,6 +31,7 @@ from loremap.vault.project import INDEX_FILE, check_project, scaffold
 
 if TYPE_CHECKING:
     from loremap.codemap.index import IndexReport
+    from loremap.embed import EmbedSettings
     from loremap.model import IndexedNote
     from loremap.search import Engine, SearchConfig
     from loremap.search.embed import Embedder
@@ -56,6 +57,8 @@ class App:
         self.notices = notices
         self._reconciled = -1e9  # monotonic time of the last reconcile
         self._personal: App | None = None
+        self._embedder: Embedder | None | Literal[False] = False  # False: not loaded yet
+        self.embed_failures: list[str] = []
 
     @classmethod
     def open(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None,
@@ -147,7 +150,8 @@ class App:
                 self.store.set_meta(_MAP_META, digest)
         return report
 
-    def engine(self, config: SearchConfig | None = None) -> Engine | Federated:
+    def engine(self, config: SearchConfig | None = None, hook: bool = False
+               ) -> Engine | Federated:
         """The search engine on this index (with the personal notes' own index on a shared
         database), tuned by `search.tuning` unless `config` is given. It reads the index as it
         is: freshness is the caller's step (`loremap.use.fresh.refresh`)."""
@@ -155,15 +159,15 @@ class App:
 
         if config is None:
             config = SearchConfig.parse(self.settings.get_str("search.tuning"))
-        engine = self._engine(config)
+        engine = self._engine(config, hook)
         personal = self.personal_index()
         if personal is None:
             return engine
         from loremap.search.federated import Federated
 
-        return Federated(engine, personal._engine(config))
+        return Federated(engine, personal._engine(config, hook))
 
-    def _engine(self, config: SearchConfig) -> Engine:
+    def _engine(self, config: SearchConfig, hook: bool = False) -> Engine:
         """The engine of this index alone."""
         from loremap.search import Engine
 
@@ -172,13 +176,56 @@ class App:
             from loremap.memory.stale import staleness
 
             stale = staleness(self.root)
-        return Engine(self.store, self.memory.analyzer, config, self.embedder(), stale)
+        return Engine(self.store, self.memory.analyzer, config, self.embedder(hook), stale)
 
-    def embedder(self) -> Embedder | None:
-        """The configured embedder (`search.embedder`), or None."""
-        from loremap.search.embed import make_embedder
+    def embedder(self, hook: bool = False) -> Embedder | None:
+        """The configured embedder (`search.embedder`), loaded once, or None.
 
-        return make_embedder(self.settings.get_str("search.embedder"), self.memory.analyzer)
+        A model that cannot load here (the extra missing, a model not downloaded, broken
+        files) is None plus a `degraded` notice: search goes on lexical and says why. With
+        `hook`, a model whose loading costs more than the prompt hook's budget is None too (the
+        hook stays lexical; the log says why)."""
+        if self._embedder is False:
+            self._embedder = self._load_embedder()
+        embedder = self._embedder
+        if hook and embedder is not None and not embedder.hook_ok:
+            from loremap.logs import log_line
+
+            log_line("hook.log", f"prompt hook: vectors off, loading {embedder.name} costs "
+                     "more than the hook's budget (a warm process can serve them)")
+            return None
+        return embedder
+
+    def embed_settings(self) -> EmbedSettings:
+        """What the embedding providers read besides `search.embedder`."""
+        from loremap.embed import EmbedSettings
+
+        return EmbedSettings(self.user.models, self.settings.get_str("embed.url"),
+                             self.settings.get_float("embed.timeout_s"),
+                             os.environ.get("LOREMAP_EMBED_API_KEY") or None)
+
+    def reset_embedder(self) -> None:
+        """Load the embedder again on next use (its setting changed)."""
+        self._embedder = False
+
+    def _load_embedder(self) -> Embedder | None:
+        from loremap.embed import Watched, make_embedder
+        from loremap.errors import EmbedderUnavailable
+
+        try:
+            inner = make_embedder(self.settings.get_str("search.embedder"),
+                                  self.memory.analyzer, self.embed_settings())
+        except EmbedderUnavailable as exc:
+            self.notices.append(f"degraded: vectors are off ({exc}); search is lexical")
+            return None
+        return None if inner is None else Watched(inner, self.embed_failures)
+
+    def embed_degraded(self) -> list[str]:
+        """What went wrong with the embedder since the last call, as `degraded` warnings."""
+        failures = list(dict.fromkeys(self.embed_failures))
+        self.embed_failures.clear()
+        return [f"degraded: vectors are off for this answer ({f}); search is lexical"
+                for f in failures]
 
     def take_notices(self) -> list[str]:
         """What opening the index had to say (a rebuilt index, changed languages), once: the

@@ -74,9 +74,19 @@ SETTINGS: tuple[Setting, ...] = (
             "Search engine settings as key=value pairs (e.g. `ppr=0.5,mmr=0.7`); the keys are "
             "listed in docs/search.md."),
     Setting("search.embedder", "", "LOREMAP_EMBEDDER",
-            "The embedding model for the vector list (empty: none). Only `hash` (or "
-            "`hash-<dimensions>`) exists so far: a deterministic embedder for tests, not a "
-            "model of meaning."),
+            "The embedding model of the vector list (empty: none; `loremap embed enable` sets "
+            "it): `local` (all-MiniLM-L6-v2 from the `loremap[embed]` extra), a model "
+            "downloaded by `loremap embed enable --model NAME`, a model folder's path, "
+            "`endpoint:MODEL` (a server at embed.url), or `hash` (a test embedder)."),
+    Setting("embed.url", "", "LOREMAP_EMBED_URL",
+            "The OpenAI-compatible embeddings server of `search.embedder = endpoint:MODEL` "
+            "(e.g. http://localhost:11434/v1); its key is read from `LOREMAP_EMBED_API_KEY` "
+            "only, never from config.toml."),
+    Setting("embed.timeout_s", 30.0, "LOREMAP_EMBED_TIMEOUT_S",
+            "Seconds to wait for the embeddings server before search continues lexical."),
+    Setting("embed.recall_batch", 64, "LOREMAP_EMBED_RECALL_BATCH",
+            "Nodes without a vector that a search embeds before it answers (more wait for "
+            "`loremap index` or `loremap reembed`, which embed them all)."),
     Setting("codemap.exclude", (), "LOREMAP_EXCLUDE",
             "More gitignore-style patterns of files the code map skips (comma-separated in the "
             "environment), on top of the built-in ones (vendored, generated, minified, locks)."),
@@ -274,6 +284,11 @@ class UserPaths(NamedTuple):
         state = _xdg("XDG_STATE_HOME", ".local/state", env) / "loremap"
         cache = _xdg("XDG_CACHE_HOME", ".cache", env) / "loremap"
         return cls(data / "personal", state / "logs", cache)
+
+    @property
+    def models(self) -> Path:
+        """Embedding models: the shipped one unpacked, the ones downloaded on request."""
+        return self.personal.parent / "models"
 
     @property
     def state(self) -> Path:

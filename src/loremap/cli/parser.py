@@ -37,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "connect": "register loremap with another agent (Codex, Gemini CLI, Cursor, ...); --list",
     "db": "the shared PostgreSQL memory: migrate, status, secure, local start|stop|status",
     "sync": "reconcile this vault with the shared database: push, pull, status, versions",
+    "embed": "vectors for recall by meaning: enable [--model NAME], status, disable",
+    "reembed": "embed every note and file again with the configured model (--stale-only)",
 }
 
 
@@ -276,6 +278,17 @@ def _sync(p: argparse.ArgumentParser) -> None:
                    help="allow a sync that deletes at least 25 notes and more than 10%% of them")
 
 
+def _embed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("enable", "status", "disable"),
+                   help="enable: turn vectors on and embed everything; status: model, "
+                        "dimension, coverage; disable: turn them off and drop the vectors")
+    p.add_argument("--model", metavar="NAME", default=None,
+                   help="with `enable`: `local` (default: the all-MiniLM-L6-v2 of the "
+                        "loremap[embed] extra), a Hugging Face model such as "
+                        "BAAI/bge-small-en-v1.5 (downloaded now, with a progress bar), a model "
+                        "folder, or endpoint:MODEL (a server at embed.url)")
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -312,6 +325,10 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "connect": _connect,
     "db": _db,
     "sync": _sync,
+    "embed": _embed,
+    "reembed": lambda p: p.add_argument(
+        "--stale-only", action="store_true",
+        help="only the notes and files that have no vector of the configured model"),
 }
 
 

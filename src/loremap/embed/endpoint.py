@@ -64,6 +64,11 @@ class EndpointEmbedder:
         self.batch = batch
         self._api_key = api_key
 
+    hook_ok = False  # a round trip to a server, maybe remote: not on every prompt
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit vectors of `texts`, in order, one request per `batch` texts."""
         out: list[list[float]] = []

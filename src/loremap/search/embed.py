@@ -1,29 +1,53 @@
-"""The vector slot: an `Embedder` turns texts into unit vectors; the index keeps one vector per
-node and model; the `vectors` candidate list ranks nodes by cosine similarity to the query.
+"""The vector slot: an `Embedder` turns texts into unit vectors; the index keeps a node's vectors
+per model, one per chunk of its text; the `vectors` candidate list ranks nodes by the cosine of
+their best chunk to the query.
 
-No model ships with the core (nothing downloads at run time): `search.embedder = "hash"` is a
-small deterministic embedder (signed feature hashing of the analyzer's tokens) that exercises
-the whole path in tests; the embeddings extra registers real models under other names.
-Vectors are derived data: `embed_pending` fills in the nodes that have none, and a node's
-vector is dropped whenever the node is rewritten.
+The providers (the shipped MiniLM, a downloaded model, an endpoint) live in `loremap.embed`;
+here are the protocol, `hash` (a small deterministic embedder, signed feature hashing of the
+analyzer's tokens, that exercises the whole path in tests), the chunking, `embed_pending` and
+`nearest`. Vectors are derived data: `embed_pending` fills in the nodes that have none, and a
+node's vectors are dropped whenever the node is rewritten.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from loremap.errors import InvalidInput
+from loremap.errors import EmbedderUnavailable
 from loremap.store import VectorStore  # the index's vectors (declared with the store)
+
+if TYPE_CHECKING:
+    from loremap.store import IndexStore
 from loremap.text import Analyzer
+
+# A chunk is about 1,000 characters (~250 word pieces, the MiniLM window) with 200 of overlap,
+# cut at a line or word boundary; a node gets at most 8 (a whole source file's body is long,
+# and its first screens say what it is).
+CHUNK_CHARS = 1000
+CHUNK_OVERLAP = 200
+MAX_CHUNKS = 8
+
+
+# A vector: floats in a list, or a numpy row (numpy arrays are no `Sequence` to the checker).
+Vector = Any
+Vectors = Any  # rows of vectors: a list of them, or a numpy matrix
 
 
 class Embedder(Protocol):
     name: str  # recorded with each vector: vectors of another model are never compared
+    # False: loading the model costs more than the prompt hook's budget (the hook stays lexical)
+    hook_ok: bool
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit vectors of documents (notes, files, symbols)."""
+        ...
+
+    def embed_query(self, text: str) -> Vector:
+        """The unit vector of a question (some models prefix queries)."""
+        ...
 
 
 class HashEmbedder:
@@ -37,6 +61,7 @@ class HashEmbedder:
         self.analyzer = analyzer
         self.dim = dim
         self.name = f"hash-{dim}"
+        self.hook_ok = True
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out = []
@@ -53,36 +78,69 @@ class HashEmbedder:
             out.append([v / norm for v in vec])
         return out
 
-
-def make_embedder(name: str, analyzer: Analyzer) -> Embedder | None:
-    """The embedder a `search.embedder` setting names ("" for none)."""
-    name = name.strip().lower()
-    if not name:
-        return None
-    if name == "hash" or name.startswith("hash-"):
-        dim = name.partition("-")[2]
-        if dim and not dim.isdigit():
-            raise InvalidInput(f"search.embedder {name!r}: use hash or hash-<dimensions>")
-        return HashEmbedder(analyzer, int(dim) if dim else 256)
-    raise InvalidInput(f"unknown search.embedder {name!r}: the core knows 'hash' (a test "
-                       "embedder); leave it empty to search without vectors")
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
 
 
-def embed_pending(store: VectorStore, embedder: Embedder, batch: int = 256) -> int:
-    """Embed every node that has no vector of this model yet (call inside `write()`)."""
+def chunks(text: str) -> list[str]:
+    """`text` cut into the windows that are embedded one by one (one when it is short)."""
+    text = text.strip()
+    if len(text) <= CHUNK_CHARS:
+        return [text]
+    out: list[str] = []
+    start = 0
+    while start < len(text) and len(out) < MAX_CHUNKS:
+        end = min(len(text), start + CHUNK_CHARS)
+        if end < len(text):
+            cut = max(text.rfind("\n", start + CHUNK_CHARS // 2, end),
+                      text.rfind(" ", start + CHUNK_CHARS // 2, end))
+            end = cut if cut > start else end
+        out.append(text[start:end].strip())
+        if end >= len(text):
+            break
+        start = max(end - CHUNK_OVERLAP, start + 1)
+        while start < end and not text[start - 1].isspace():
+            start += 1  # the next window starts on a word
+    return [c for c in out if c]
+
+
+def _units(todo: Sequence[tuple[str, str]]) -> Iterator[tuple[str, int, str]]:
+    for node_id, text in todo:
+        for number, piece in enumerate(chunks(text) or [text]):
+            yield node_id, number, piece
+
+
+def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
+                  most: int | None = None,
+                  progress: Callable[[int], None] | None = None) -> int:
+    """Embed the nodes that have no vector of this model yet, `batch` nodes per write, at most
+    `most` nodes (None: all); returns how many. Each batch is its own transaction, so a long
+    run that is stopped keeps what it did."""
     done = 0
-    while True:
-        todo = store.missing_vectors(embedder.name, batch)
+    while most is None or done < most:
+        todo = store.missing_vectors(embedder.name, batch if most is None
+                                     else min(batch, most - done))
         if not todo:
-            return done
-        vectors = embedder.embed([text for _, text in todo])
-        store.put_vectors(embedder.name, zip([i for i, _ in todo], vectors, strict=True))
+            break
+        units = list(_units(todo))
+        vectors = embedder.embed([text for _, _, text in units])
+        with store.write():
+            store.put_vectors(embedder.name, len(vectors[0]),
+                              [(node_id, number, vec) for (node_id, number, _), vec
+                               in zip(units, vectors, strict=True)])
         done += len(todo)
+        if progress is not None:
+            progress(len(todo))
+    return done
 
 
 def nearest(store: VectorStore, embedder: Embedder, query: str, limit: int
             ) -> list[tuple[str, float]]:
-    """(id, cosine) of the `limit` nodes closest to `query`, best first."""
-    q = embedder.embed([query])[0]
+    """(id, cosine) of the `limit` nodes closest to `query`, best first; nothing when the
+    embedder cannot answer now (the caller's embedder records why: `loremap.embed.Watched`)."""
+    try:
+        q = embedder.embed_query(query)
+    except EmbedderUnavailable:
+        return []
     return [(node_id, score) for node_id, score in store.nearest_vectors(embedder.name, q, limit)
             if score > 0]

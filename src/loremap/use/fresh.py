@@ -34,18 +34,3 @@ def refresh(app: App, freshness: Freshness) -> list[str]:
     if freshness is not None:
         warnings += app.reconcile(freshness)
     return warnings
-
-
-def embed_pending(app: App) -> None:
-    """Give a vector to every note and file that lacks one, when an embedder is configured
-    (in the project's index and, on a shared database, the personal notes' own index)."""
-    embedder = app.embedder()
-    if embedder is None:
-        return
-    personal = app.personal_index()
-    for store in [app.store] + ([personal.store] if personal is not None else []):
-        if store.missing_vectors(embedder.name, 1):
-            from loremap.search.embed import embed_pending as embed
-
-            with store.write():
-                embed(store, embedder)

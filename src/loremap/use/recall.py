@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from loremap.errors import InvalidInput
 from loremap.memory.paths import repo_prefix
 from loremap.model import NodeKind, NoteType, Status
-from loremap.use.fresh import Freshness, embed_pending, refresh
+from loremap.use.fresh import Freshness, refresh
 
 if TYPE_CHECKING:
     from loremap.app import App
@@ -51,8 +51,8 @@ def recall(app: App, question: Question, freshness: Freshness,
     """Search the project's memory (and the personal vault's) for `question`."""
     request = build_request(app, question)
     warnings = prepare(app, freshness)
-    found = app.engine(config).recall(request)
-    return Recalled(found, warnings)
+    found = app.engine(config, hook=freshness is None).recall(request)
+    return Recalled(found, warnings + app.embed_degraded())
 
 
 def ranker(app: App, scope: Question, config: SearchConfig | None = None
@@ -72,11 +72,13 @@ def prepare(app: App, freshness: Freshness) -> list[str]:
     """The freshness step of a recall: reconcile, embed what has no vector yet, and say when
     the code map was never built. `NEVER` (the prompt hook) does none of it: it reads the
     index as it is and only takes the notices of opening it."""
-    warnings = refresh(app, freshness)
     if freshness is None:
-        return warnings
-    embed_pending(app)
-    return warnings + _empty_map(app)
+        return refresh(app, freshness)
+    from loremap.use.embeddings import embed_for_recall
+
+    app.embedder()  # loaded first: a model that cannot load says so in this answer's notices
+    warnings = refresh(app, freshness)
+    return warnings + embed_for_recall(app) + _empty_map(app)
 
 
 def build_request(app: App, question: Question) -> Request:

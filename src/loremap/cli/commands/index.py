@@ -6,18 +6,18 @@ import argparse
 
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines, warn
+from loremap.use.embeddings import embed_new
 
 
 def run(args: argparse.Namespace) -> int:
     from loremap.codemap.index import tty_progress
 
-    app = App.open()
-    try:
+    with App.open() as app:
         report = app.index_code(None if args.json else tty_progress("indexing"))
-    finally:
-        app.close()
+        embedded, warnings = embed_new(app, None if args.json else tty_progress("embedding"))
+        app.notices += warnings
     data = {"files": report.files, "parsed": report.parsed, "removed": report.removed,
-            "skipped": report.skipped, "history": report.history,
+            "skipped": report.skipped, "history": report.history, "embedded": embedded,
             "seconds": round(report.seconds, 3), "warnings": app.notices}
     if args.json:
         emit_json(data)
@@ -27,5 +27,6 @@ def run(args: argparse.Namespace) -> int:
     reasons = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
     lines([f"code map: {count(report.files, 'file')}, {report.parsed} parsed, "
            f"{report.removed} removed" + (f", {skipped} skipped ({reasons})" if skipped else "")
-           + f"; history: {report.history}; {report.seconds:.2f} s"])
+           + f"; history: {report.history}; {report.seconds:.2f} s"
+           + (f"; embedded {count(embedded, 'node')}" if embedded else "")])
     return 0

