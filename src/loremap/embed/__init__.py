@@ -169,6 +169,10 @@ class Watched:
         self.name = inner.name
         self.hook_ok = inner.hook_ok
 
+    def report(self, message: str) -> None:
+        """A failure found around the model (vectors of another dimension in the index)."""
+        self.failures.append(message)
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         try:
             return self.inner.embed(texts)

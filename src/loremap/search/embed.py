@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from loremap.errors import EmbedderUnavailable
+from loremap.errors import EmbedderUnavailable, InvalidInput
 from loremap.store import VectorStore  # the index's vectors (declared with the store)
 
 if TYPE_CHECKING:
@@ -137,10 +137,16 @@ def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
 def nearest(store: VectorStore, embedder: Embedder, query: str, limit: int
             ) -> list[tuple[str, float]]:
     """(id, cosine) of the `limit` nodes closest to `query`, best first; nothing when the
-    embedder cannot answer now (the caller's embedder records why: `loremap.embed.Watched`)."""
+    embedder cannot answer now or the index holds this model's vectors in another dimension
+    (the caller's embedder records why when it can: `loremap.embed.Watched.report`)."""
     try:
         q = embedder.embed_query(query)
+        found = store.nearest_vectors(embedder.name, q, limit)
     except EmbedderUnavailable:
         return []
-    return [(node_id, score) for node_id, score in store.nearest_vectors(embedder.name, q, limit)
-            if score > 0]
+    except InvalidInput as exc:  # the stored vectors' dimension: `loremap reembed` cures it
+        report = getattr(embedder, "report", None)
+        if report is not None:
+            report(str(exc))
+        return []
+    return [(node_id, score) for node_id, score in found if score > 0]
