@@ -11,6 +11,9 @@ from loremap.errors import InvalidInput
 
 # Default bm25() column weights: title, body, tags, symbols, path, content (the FTS columns).
 DEFAULT_WEIGHTS = (5.0, 1.0, 3.0, 6.0, 2.0, 1.0)
+# How much a word of each part of a pasted issue counts: title, prose, code, output
+# (search/issue.py; noise counts nothing).
+DEFAULT_ISSUE = (2.0, 1.0, 1.0, 1.0)
 
 
 class SearchConfig(NamedTuple):
@@ -22,6 +25,7 @@ class SearchConfig(NamedTuple):
     vectors: float = 1.0
     sections: float = 1.0  # code files by their best-matching section
     notes: float = 1.0  # notes ranked alone, when code competes with them
+    title: float = 1.0  # an issue's title searched alone
     rrf_k: int = 60  # Reciprocal Rank Fusion constant
     pool: int = 50  # candidates each list contributes
     max_terms: int = 64  # a long query keeps its terms of highest tf x IDF
@@ -37,7 +41,9 @@ class SearchConfig(NamedTuple):
     mmr: float = 0.0  # MMR trade-off (relevance share); 0 turns MMR off
     abstain: bool = True  # answer "nothing relevant" when no best match covers the question
     coverage: float = 0.3  # share of the question's IDF mass one of the best matches must hold
+    meaning: float = 0.5  # or a vector match at least this close (cosine) answers instead
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
+    issue: tuple[float, ...] = DEFAULT_ISSUE  # weight of an issue's title, prose, code, output
 
     @classmethod
     def parse(cls, spec: str) -> SearchConfig:
@@ -87,6 +93,9 @@ class SearchConfig(NamedTuple):
         if len(config.weights) != len(DEFAULT_WEIGHTS):
             raise InvalidInput(f"search config weights: give {len(DEFAULT_WEIGHTS)} numbers "
                                "(title:body:tags:symbols:path:content)")
+        if len(config.issue) != len(DEFAULT_ISSUE) or min(config.issue) < 0:
+            raise InvalidInput(f"search config issue: give {len(DEFAULT_ISSUE)} numbers of 0 "
+                               "or more (title:prose:code:output)")
         return config
 
     def describe(self) -> str:
@@ -96,6 +105,7 @@ class SearchConfig(NamedTuple):
         for key in self._fields:
             value = getattr(self, key)
             if value != getattr(defaults, key):
-                shown = ":".join(f"{w:g}" for w in value) if key == "weights" else value
+                shown = (":".join(f"{w:g}" for w in value) if key in ("weights", "issue")
+                         else value)
                 parts.append(f"{key}={shown}")
         return ",".join(parts) or "defaults"

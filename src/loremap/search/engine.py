@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
-from loremap.search import entities, ppr
+from loremap.search import entities, issue, ppr
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
@@ -87,6 +87,7 @@ class Candidates(NamedTuple):
     named: set[str]
     symbols: dict[str, list[SymbolRow]]
     text: set[str] = set()  # ids the text lists (bm25, notes, sections) found
+    closest: float = 0.0  # the best cosine of the vector list's nodes (0: no vectors)
 
 
 class QueryTerms(NamedTuple):
@@ -97,6 +98,9 @@ class QueryTerms(NamedTuple):
     tf: dict[str, int] = {}  # how often each term occurs in the question and terms
     mass: dict[str, float] = {}  # IDF of each word of a short question (see `coverage`)
     conjunctive: bool = False  # every word too common alone: nodes holding all of them
+    named: str = ""  # an issue's text without its noise, where entities are read ("": all)
+    title: tuple[str, ...] = ()  # an issue's title terms the index holds
+    issue: bool = False  # the question is a pasted issue, read as its parts
 
 
 # Questions of up to this many distinct words get exact document counts at once; longer texts
@@ -139,10 +143,7 @@ class Engine:
     # --- analysis ---------------------------------------------------------------------------
 
     def analyse(self, request: Request) -> QueryTerms:
-        tokens = self.analyzer.tokens(" ".join([request.query, *request.terms]))
-        tf: dict[str, int] = {}
-        for token in tokens:
-            tf[token] = tf.get(token, 0) + 1
+        tf, question, title, named = self._counts(request)
         words = list(tf)
         if not words:
             return QueryTerms((), 0, {})
@@ -162,7 +163,9 @@ class Engine:
             def weight(term: str) -> float:
                 return min(tf[term], self.config.query_tf) * idf(dfs[term], count)
 
-            keep = set(sorted(known, key=weight, reverse=True)[: self.config.max_terms])
+            # An issue's title says what it is about, in the project's own common words.
+            ranked = sorted(known, key=lambda t: (t not in title, -weight(t)))
+            keep = set(ranked[: self.config.max_terms])
             dropped = len(known) - len(keep)
             known = [t for t in known if t in keep]
         # FTS5 scores every node holding any term: the common words of a large index would
@@ -184,14 +187,45 @@ class Engine:
             dropped += len(known) - len(bounded)
             kept = set(bounded)
             known = [t for t in known if t in kept]
-        question = self.analyzer.terms(request.query)
         asked = set(question)
         extra = [t for t in words if t not in asked and dfs[t] > 0]
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
         mass = (self._mass([*question, *extra], dfs, count)
                 if len(question) <= self.config.max_terms else {})
         return QueryTerms(tuple(known), dropped, dfs, tf=tf, mass=mass,
-                          conjunctive=conjunctive)
+                          conjunctive=conjunctive, named=named,
+                          title=tuple(t for t in title if dfs.get(t, 0) > 0),
+                          issue=issue.looks_like_issue(request.query))
+
+    def _counts(self, request: Request) -> tuple[dict[str, int], list[str], set[str], str]:
+        """How much each token of the question and terms counts, the question's own terms,
+        the terms of its title and the text its entities are read from. A pasted issue
+        (three lines or more) is read as its parts (`issue.read`), each word counting its
+        part's weight (`issue`) and noise nothing; any other question counts each word once."""
+        if not issue.looks_like_issue(request.query):
+            tf: dict[str, int] = {}
+            for token in self.analyzer.tokens(" ".join([request.query, *request.terms])):
+                tf[token] = tf.get(token, 0) + 1
+            return tf, self.analyzer.terms(request.query), set(), ""
+        counts: dict[str, float] = {}
+        weights = dict(zip(issue.KINDS, self.config.issue, strict=True))
+        title: set[str] = set()
+        kept: list[str] = []
+        for part in issue.read(request.query):
+            weight = weights.get(part.kind, 0)
+            if weight <= 0:
+                continue
+            kept.append(part.text)
+            tokens = self.analyzer.tokens(part.text)
+            for token in tokens:
+                counts[token] = counts.get(token, 0.0) + weight
+            if part.kind == "title":
+                title.update(tokens)
+        question = self.analyzer.terms("\n".join(kept))
+        for token in self.analyzer.tokens(" ".join(request.terms)):
+            counts[token] = counts.get(token, 0.0) + weights["prose"]
+        tf = {token: max(1, round(n)) for token, n in counts.items()}
+        return tf, question, title, "\n".join([*kept, *request.terms])
 
     @staticmethod
     def _mass(words: Sequence[str], dfs: dict[str, int], count: int) -> dict[str, float]:
@@ -248,6 +282,15 @@ class Engine:
         return self.store.text_search(self._match(q), self.config.pool, filters,
                                       self.config.weights)
 
+    def _title(self, q: QueryTerms, filters: Filters) -> list[str]:
+        """An issue's title searched alone: it names the topic in the project's own words,
+        which the rest of the text (an example, a log) drowns."""
+        if not q.title or self.config.title <= 0:
+            return []
+        query = TextQuery(q.title, (1,) * len(q.title))
+        return [i for i, _ in self.store.text_search(query, self.config.pool, filters,
+                                                     self.config.weights)]
+
     def _notes(self, q: QueryTerms, filters: Filters, bm25: list[tuple[str, float]],
                rows: dict[str, NodeRow]) -> list[str]:
         """The bm25 ranking of the notes holding most of the question's terms, when code
@@ -292,12 +335,17 @@ class Engine:
                 break
         return list(best.items())
 
-    def _entities(self, text: str, bm25_nodes: Sequence[NodeRow]
+    def _entities(self, text: str, bm25_nodes: Sequence[NodeRow], frames: Sequence[str] = ()
                   ) -> tuple[list[entities.EntityHit], dict[str, list[SymbolRow]]]:
         if self.config.entities <= 0:
             return [], {}
         store = self.store
-        found = [*entities.paths(store, text), *entities.note_ids(store, text),
+        # A file of the traceback is ranked by its depth there, not by how often it is named
+        # (a recursion names one file ten times).
+        traced = entities.frames(store, frames)
+        deep = {h.id for h in traced}
+        found = [*(h for h in entities.paths(store, text) if h.id not in deep), *traced,
+                 *entities.note_ids(store, text),
                  *entities.titles(bm25_nodes, text, self.analyzer.terms)]
         symbol_hits = entities.symbols(store, text, self.config.max_definers)
         matched: dict[str, list[SymbolRow]] = {}
@@ -340,7 +388,8 @@ class Engine:
         bm25 = self._bm25(q, filters)
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
         notes = self._notes(q, filters, bm25, rows)
-        found, symbols = self._entities(text, list(rows.values()))
+        found, symbols = self._entities(q.named or text, list(rows.values()),
+                                        issue.frames(request.query))
         allowed = self.store.nodes([h.id for h in found], filters)
         rows.update(allowed)
         hits = [h for h in found if h.id in allowed]
@@ -348,19 +397,24 @@ class Engine:
         for hit in hits:
             why.setdefault(hit.id, []).append(hit.why)
         seeds: dict[str, float] = {}
-        for rank, (node_id, _) in enumerate(bm25[: self.config.seeds], start=1):
+        # Trigger: a pasted issue. Why: the best text matches of an issue are those of its
+        # example and its log, and a walk from them only echoes bm25's top. Outcome: the walk
+        # starts from what the issue names (files, frames, symbols), or does not run.
+        for rank, (node_id, _) in enumerate(bm25[: 0 if q.issue else self.config.seeds],
+                                            start=1):
             seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 / rank
         for rank, hit in enumerate(hits[: self.config.seeds], start=1):
             seeds[hit.id] = seeds.get(hit.id, 0.0) + 1.0 / rank
         sections = self._sections(q, request)
         walk, via = self._ppr(seeds)
-        vectors: list[str] = []
+        near: dict[str, float] = {}
         if self.embedder is not None and self.config.vectors > 0:
-            vectors = [i for i, _ in nearest(self.store, self.embedder, text,
-                                             self.config.pool * 2)]
+            near = dict(nearest(self.store, self.embedder, text, self.config.pool * 2))
+        vectors = list(near)
         section_ids = [path for path, _ in sections]
         # Every row so far passed the filters (bm25 ranks and entities are read with them).
-        others = [i for i in [*walk, *vectors, *section_ids] if i not in rows]
+        heading = self._title(q, filters)  # read with the filters, like bm25
+        others = [i for i in [*walk, *vectors, *section_ids, *heading] if i not in rows]
         rows.update(self.store.nodes(others, filters))
         passes = rows.keys()
         walk = [i for i in walk if i in passes]
@@ -368,7 +422,7 @@ class Engine:
         section_ids = self._section_view([i for i, _ in bm25], rows,
                                          [i for i in section_ids if i in passes])
         lines = dict(sections)
-        lists = {"bm25": [i for i, _ in bm25], "entities": [h.id for h in hits],
+        lists = {"bm25": [i for i, _ in bm25], "entities": [h.id for h in hits], "title": heading,
                  "ppr": walk, "vectors": vectors, "sections": section_ids, "notes": notes}
         # A question naming one or two things means them; a pasted issue naming twenty
         # (a traceback, a config listing every extension) names mostly context. The entity
@@ -377,7 +431,8 @@ class Engine:
         weights = {"bm25": self.config.bm25,
                    "entities": self.config.entities * min(1.0, focus / max(1, len(hits))),
                    "ppr": self.config.ppr, "vectors": self.config.vectors,
-                   "sections": self.config.sections, "notes": self.config.notes}
+                   "sections": self.config.sections, "notes": self.config.notes,
+                   "title": self.config.title}
         fused = rrf(lists, weights, self.config.rrf_k)
         bm25_ids = set(lists["bm25"])
         for node_id, _ in fused:
@@ -392,7 +447,8 @@ class Engine:
         if self.config.mmr > 0:
             fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
-                          {*lists["bm25"], *lists["sections"], *lists["notes"]})
+                          {*lists["bm25"], *lists["sections"], *lists["notes"]},
+                          max((near[i] for i in vectors), default=0.0))
 
     @staticmethod
     def _section_view(bm25: list[str], rows: dict[str, NodeRow], files: list[str]
@@ -507,7 +563,8 @@ class Engine:
         if self.config.abstain and not c.named:
             text_hits = ([i for i, _ in c.fused if i in c.text]
                          or [i for i, _ in c.fused])[: self.config.seeds]
-            if self.coverage(q, text_hits) < self.config.coverage:
+            if self.coverage(q, text_hits) < self.config.coverage and \
+                    c.closest < self.config.meaning:
                 return done(None, "no item holds enough of what the question asks")
         ranked = [(i, s) for i, s in c.fused[: request.limit * 3] if i in c.rows]
 

@@ -67,7 +67,10 @@ def paths(store: NameIndex, text: str) -> list[EntityHit]:
     for name, chunks in wanted.items():
         for path in found.get(name, ()):
             for chunk in chunks:
-                if chunk == path or chunk.endswith("/" + path) or path.endswith("/" + chunk):
+                # A bare file name is not the tail of a path: `__init__.py` alone names no
+                # one package's.
+                if chunk == path or chunk.endswith("/" + path) or (
+                        "/" in chunk and path.endswith("/" + chunk)):
                     hits.append(EntityHit(path, 3.0, "named in the question"))
                     break
                 if chunk == name and len(found[name]) <= 3 and name != "__init__.py":
@@ -76,6 +79,21 @@ def paths(store: NameIndex, text: str) -> list[EntityHit]:
                     break
     hits += [EntityHit(m, 2.5, "named in the question")
              for m in sorted(store.existing_ids(module_ids))]
+    return hits
+
+
+def frames(store: NameIndex, files: Sequence[str]) -> list[EntityHit]:
+    """The project's files among a traceback's frames (`files`, deepest first), the deepest
+    strongest: where the traceback ends is nearest the fault, its first frames are the
+    caller's (a test, a script, the command line)."""
+    hits: list[EntityHit] = []
+    seen: set[str] = set()
+    for file in files:
+        for hit in paths(store, file):
+            if hit.id not in seen and not hit.id.endswith("/"):
+                seen.add(hit.id)
+                hits.append(EntityHit(hit.id, 4.0 / (1 + len(hits)),
+                                      "in the traceback" if hits else "where the traceback ends"))
     return hits
 
 
