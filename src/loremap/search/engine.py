@@ -3,18 +3,22 @@
 One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
 
 1. analyse the query and the caller's `terms` alike (terms are the agent's own expansion); a
-   long query keeps its `max_terms` terms of highest tf x IDF, then terms are kept rarest first
-   while their postings fit `max_postings`, so neither a pasted issue nor a large index makes
-   a question cost more than a bounded amount;
+   pasted issue is read as its parts first (`issue.py`: title, prose, code and output weighed,
+   noise dropped); a long query keeps its `max_terms` terms of highest tf x IDF (an issue's
+   title first), then terms are kept rarest first while their postings fit `max_postings`,
+   so neither a pasted issue nor a large index makes a question cost more than a bounded
+   amount;
 2. candidate lists: **bm25** (FTS5 with column weights), **notes** (the bm25 ranking of the
    notes holding most of the question's terms, when code competes with them), **entities**
    (paths, file names, dotted modules, code-looking names, note ids, titles and aliases written
-   in the question),
+   in the question, the files of a traceback deepest first), **title** (an issue's title
+   searched alone),
    **sections** (code files ranked by their best-matching section: a run of definitions,
    so a long file's relevant function is not drowned by the rest of the file), **ppr**
    (Personalized PageRank by local push from the top of bm25 and entities) and **vectors**
    (only with an embedder);
-3. fuse with RRF (k = 60, a weight per list), optionally diversify with MMR;
+3. fuse with RRF (k = 60, a weight per list); tests, examples and docs keep `aside` of their
+   score unless the question speaks of them; optionally diversify with MMR;
 4. filters (kind, type, status, path prefix, as-of date) apply inside every list;
 5. render each item (what it is, where it lives, why it is here, ⚠ when the files a note
    describes changed since; a file's definitions the question is about first) and pack the
@@ -36,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
-from loremap.search import entities, issue, ppr
+from loremap.search import aside, entities, issue, ppr
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
@@ -139,6 +143,7 @@ class Engine:
         # Conversational replies (text/chatter.py) as this analyzer's tokens: a question made
         # only of them is not searched. Applied to queries only; the index keeps every word.
         self.chatter = frozenset(analyzer.tokens(" ".join(CHATTER_WORDS)))
+        self.aside_words = aside.spoken(analyzer)
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -433,7 +438,7 @@ class Engine:
                    "ppr": self.config.ppr, "vectors": self.config.vectors,
                    "sections": self.config.sections, "notes": self.config.notes,
                    "title": self.config.title}
-        fused = rrf(lists, weights, self.config.rrf_k)
+        fused = self._aside(rrf(lists, weights, self.config.rrf_k), rows, q)
         bm25_ids = set(lists["bm25"])
         for node_id, _ in fused:
             reasons = why.setdefault(node_id, [])
@@ -449,6 +454,14 @@ class Engine:
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
                           {*lists["bm25"], *lists["sections"], *lists["notes"]},
                           max((near[i] for i in vectors), default=0.0))
+
+    def _aside(self, fused: list[tuple[str, float]], rows: dict[str, NodeRow], q: QueryTerms
+               ) -> list[tuple[str, float]]:
+        if self.config.aside >= 1:
+            return fused
+        spoken = {kind for kind, words in self.aside_words.items() if not words.isdisjoint(q.tf)}
+        files = {i for i, row in rows.items() if row.kind == "file"}
+        return aside.reweigh(fused, files, self.config.aside, spoken)
 
     @staticmethod
     def _section_view(bm25: list[str], rows: dict[str, NodeRow], files: list[str]
