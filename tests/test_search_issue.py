@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loremap.errors import InvalidInput
+from loremap.model.search import SymbolRow
 from loremap.search import SearchConfig, entities, issue
 from test_search import search, shop  # noqa: F401  (the fixture, on SQLite and PostgreSQL)
 
@@ -101,6 +102,20 @@ def test_traceback_frames_come_deepest_first_each_once():
                                  "/x/src/shop/pricing.py"]
 
 
+def test_a_traceback_names_its_functions_deepest_first():
+    log = ('Traceback (most recent call last):\n'
+           '  File "x/main.py", line 3, in <module>\n'
+           '  File "x/render.py", line 12, in unparse\n'
+           'src/shop/discount.py:7: in apply_coupon\n')
+    assert issue.functions(log) == ["apply_coupon", "unparse"]
+
+
+def test_a_frame_whose_path_holds_versions_is_output_not_noise():
+    frame = ('  File "/usr/lib/python3.9/site-packages/x-1.2.3/shop/cart.py", line 8, '
+             "in checkout")
+    assert "output" in kinds(f"Title\n\nTraceback (most recent call last):\n{frame}\n")
+
+
 class Names:
     def files_named(self, names):
         known = {"cart.py": ["src/shop/cart.py"], "pricing.py": ["src/shop/pricing.py"],
@@ -108,10 +123,17 @@ class Names:
         return {n: known[n] for n in names if n in known}
 
     def symbols_named(self, names, max_definers):
-        return []
+        return [SymbolRow(n, "src/shop/render.py", "function", 3) for n in names
+                if n == "unparse"]
 
     def existing_ids(self, ids):
         return set()
+
+
+def test_a_traceback_function_is_a_symbol_whatever_it_looks_like():
+    assert entities.symbols(Names(), "it fails in unparse", 5) == []  # a plain word
+    hits = entities.symbols(Names(), "it fails in unparse", 5, ["unparse"])
+    assert [h.id for h in hits] == ["src/shop/render.py"]
 
 
 def test_the_deepest_frame_of_the_project_is_the_strongest_entity():

@@ -340,7 +340,8 @@ class Engine:
                 break
         return list(best.items())
 
-    def _entities(self, text: str, bm25_nodes: Sequence[NodeRow], frames: Sequence[str] = ()
+    def _entities(self, text: str, bm25_nodes: Sequence[NodeRow], frames: Sequence[str] = (),
+                  functions: Sequence[str] = ()
                   ) -> tuple[list[entities.EntityHit], dict[str, list[SymbolRow]]]:
         if self.config.entities <= 0:
             return [], {}
@@ -352,7 +353,7 @@ class Engine:
         found = [*(h for h in entities.paths(store, text) if h.id not in deep), *traced,
                  *entities.note_ids(store, text),
                  *entities.titles(bm25_nodes, text, self.analyzer.terms)]
-        symbol_hits = entities.symbols(store, text, self.config.max_definers)
+        symbol_hits = entities.symbols(store, text, self.config.max_definers, functions)
         matched: dict[str, list[SymbolRow]] = {}
         for hit in symbol_hits:
             if hit.symbol is not None:
@@ -394,7 +395,8 @@ class Engine:
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
         notes = self._notes(q, filters, bm25, rows)
         found, symbols = self._entities(q.named or text, list(rows.values()),
-                                        issue.frames(request.query))
+                                        issue.frames(request.query),
+                                        issue.functions(request.query))
         allowed = self.store.nodes([h.id for h in found], filters)
         rows.update(allowed)
         hits = [h for h in found if h.id in allowed]

@@ -117,9 +117,11 @@ def identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def symbols(store: NameIndex, text: str, max_definers: int) -> list[EntityHit]:
-    """Files defining a code-looking name of the question, rarer names first."""
-    rows = store.symbols_named(identifiers(text), max_definers)
+def symbols(store: NameIndex, text: str, max_definers: int, names: Sequence[str] = ()
+            ) -> list[EntityHit]:
+    """Files defining a code-looking name of the question, or one of `names` (known to be
+    code: a traceback's functions), rarer names first."""
+    rows = store.symbols_named(list(dict.fromkeys([*identifiers(text), *names])), max_definers)
     definers: dict[str, set[str]] = {}
     for row in rows:
         definers.setdefault(row.name, set()).add(row.file)

@@ -44,6 +44,8 @@ _TRACEBACK = re.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"
 # A frame of a traceback: Python's `File "x/y.py", line 12, in f` and pytest's
 # `x/y.py:12: in f` or `x/y.py:12: ValueError`.
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+|^\s*([\w.\\/~:-]+\.py):\d+:', re.MULTILINE)
+_FRAME_FUNCTION = re.compile(r'(?:File "[^"\n]+", line \d+, in |^\s*[\w.\\/~:-]+\.py:\d+: in )'
+                             r'([A-Za-z_]\w*)', re.MULTILINE)
 _RULE_LINE = re.compile(r"^\s*[=_*!~+-]{3,}.*[=_*!~+-]{3,}\s*$|^\s*[=_*!~+-]{3,}\s*$")
 _INDENTED = re.compile(r"^(?: {4}|\t)\S")
 # Inline noise: links, HTML tags, hashes, prompt numbers, versions, bare numbers.
@@ -83,6 +85,13 @@ def frames(text: str) -> list[str]:
     """The files of the traceback frames in `text`, deepest (last) first, each once: where
     a traceback ends is nearer the fault than where it starts."""
     found = [m.group(1) or m.group(2) for m in _FRAME.finditer(text)]
+    return list(dict.fromkeys(reversed(found)))
+
+
+def functions(text: str) -> list[str]:
+    """The functions of the traceback frames in `text` (`File "x.py", line 3, in render`),
+    deepest first, each once: names that are code whatever they look like."""
+    found = _FRAME_FUNCTION.findall(text)
     return list(dict.fromkeys(reversed(found)))
 
 
@@ -149,7 +158,10 @@ def _loose_kind(line: str, report: bool) -> str:
 
 
 def _versions(line: str) -> bool:
-    """A line that only reports versions."""
+    """A line that only reports versions (a traceback's frame never does, whatever its
+    path holds: `.../python3.9/site-packages/...`)."""
+    if _TRACEBACK.match(line):
+        return False
     if _VERSION_LINE.match(line):
         return True
     count = len(_VERSION.findall(line))
