@@ -3,7 +3,7 @@
     python bench/retrieval.py [--only locomo,cosqa,swebench,abstention] [--data DIR]
                               [--config SPEC]
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
-                              [--no-links]
+                              [--no-links] [--embedder local]
 
 The data is the external eval set in ../shared/eval (see its README; never copied into the
 repository). A dataset that is absent prints one "skipped" line and the run goes on.
@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -57,7 +58,8 @@ from loremap.store.sqlite import SqliteStore
 from loremap.text import Analyzer, estimate_tokens
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval"
-CACHE = Path(tempfile.gettempdir()) / "loremap-bench-corpora"
+CACHE = Path(os.environ.get("LOREMAP_BENCH_CACHE")
+             or Path(tempfile.gettempdir()) / "loremap-bench-corpora")
 # Bump when what goes into a cached code index changes (files written, skip rules, options,
 # the analyzer's rules).
 INDEX_VERSION = "4"
@@ -124,13 +126,26 @@ def baseline(units: Mapping[str, str], analyzer: Analyzer,
 
 
 def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: argparse.Namespace,
-         costs: Mapping[str, int] | None = None) -> Ranker:
+         costs: Mapping[str, int] | None = None, root: Path | None = None) -> Ranker:
     """loremap's ranker over `store`: the search engine, or with `--engine bm25-fts` the
     store's FTS5 BM25 (whose items carry `costs`, the same whole-file cost the baseline uses)."""
     if args.engine == "engine":
         from loremap.search import Engine, Request, SearchConfig
 
-        engine = Engine(store, analyzer, config=SearchConfig.parse(args.config))
+        embedder = _embedder(args, analyzer)
+        if embedder is not None:
+            from loremap.search.embed import embed_pending
+
+            def source(path: str) -> str | None:
+                try:
+                    return (root / path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    return None
+
+            # Cached with the store: the next run reuses them.
+            embed_pending(store, embedder, source=source if root is not None else None)
+        engine = Engine(store, analyzer, config=SearchConfig.parse(args.config),
+                        embedder=embedder)
 
         def rank(query: str) -> list[Ranked]:
             items = engine.rank(Request(query=query, terms=(), kinds=kinds, limit=LIMIT))
@@ -151,6 +166,58 @@ def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: a
         return [Ranked(node_id, costs.get(node_id, 0)) for node_id, _ in hits]
 
     return rank_fts
+
+
+_EMBEDDERS: dict[str, Any] = {}
+
+
+class CachedEmbedder:
+    """`inner` with its document vectors kept by text in one SQLite file per model under the
+    cache: LoCoMo's stores are new each run, and embedding their turns again costs minutes."""
+
+    def __init__(self, inner: Any) -> None:
+        import sqlite3
+
+        self.inner, self.name = inner, inner.name
+        CACHE.mkdir(parents=True, exist_ok=True)
+        slug = re.sub(r"[^A-Za-z0-9._-]", "_", inner.name)
+        self.db = sqlite3.connect(CACHE / f"vectors-{slug}.sqlite")
+        self.db.execute("CREATE TABLE IF NOT EXISTS v (h TEXT PRIMARY KEY, vec BLOB)")
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        from array import array
+
+        keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
+        found: dict[str, Any] = {}
+        for key in keys:
+            row = self.db.execute("SELECT vec FROM v WHERE h = ?", (key,)).fetchone()
+            if row is not None:
+                found[key] = array("f", row[0]).tolist()
+        todo = [i for i, key in enumerate(keys) if key not in found]
+        if todo:
+            fresh = self.inner.embed([texts[i] for i in todo])
+            for i, vec in zip(todo, fresh, strict=True):
+                blob = array("f", [float(x) for x in vec]).tobytes()
+                self.db.execute("INSERT OR REPLACE INTO v VALUES (?, ?)", (keys[i], blob))
+                found[keys[i]] = list(vec)
+            self.db.commit()
+        return [found[key] for key in keys]
+
+    def embed_query(self, text: str) -> Any:
+        return self.inner.embed_query(text)
+
+
+def _embedder(args: argparse.Namespace, analyzer: Analyzer) -> Any:
+    """The `--embedder` (loaded once per run), or None."""
+    if not args.embedder:
+        return None
+    if args.embedder not in _EMBEDDERS:
+        from loremap.config import UserPaths
+        from loremap.embed import EmbedSettings, make_embedder
+
+        _EMBEDDERS[args.embedder] = CachedEmbedder(make_embedder(
+            args.embedder, analyzer, EmbedSettings(UserPaths.from_env().models)))
+    return _EMBEDDERS[args.embedder]
 
 
 class Clock:
@@ -381,7 +448,8 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
               for code, idx in json.loads(corpus_path.read_text(encoding="utf-8")).items()}
     clock = Clock()
     store = cosqa_store(corpus, analyzer, args.fresh)
-    mine = ours(store, analyzer, ("file",), args)
+    mine = ours(store, analyzer, ("file",), args,
+                root=CACHE / "cosqa" / f"v{INDEX_VERSION}" / "files")
     clock.lap("ours index")
     theirs = baseline(corpus, analyzer)
     clock.lap("BM25 index")
@@ -578,7 +646,7 @@ def swebench(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[s
         clock.reset()
         db = cache / f"index-v{INDEX_VERSION}" / f"{archive.name}.sqlite"
         store = code_store(root, db, analyzer, args.fresh)
-        mine = ours(store, analyzer, ("file",), args, costs)
+        mine = ours(store, analyzer, ("file",), args, costs, root=root)
         clock.lap("ours index")
         theirs = baseline(units, analyzer, costs)
         clock.lap("BM25 index")
@@ -694,6 +762,9 @@ def main() -> None:
     parser.add_argument("--engine", choices=("engine", "bm25-fts"), default="engine")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached code indexes")
     parser.add_argument("--no-links", action="store_true", help="LoCoMo: no links between turns")
+    parser.add_argument("--embedder", default="",
+                        help="ours with this search.embedder (e.g. local): its vectors are "
+                             "kept with the cached indexes")
     args = parser.parse_args()
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = set(chosen) - set(DATASETS)

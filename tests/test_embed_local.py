@@ -225,8 +225,33 @@ def test_index_embeds_what_the_code_map_added(project, cli):
     assert status["embedded"] == status["nodes"]
 
 
-@pytest.mark.parametrize("spec", ["hash"])
-def test_the_hash_embedder_still_answers_the_protocol(spec):
-    embedder = make_embedder(spec, Analyzer(["en"]), EmbedSettings(Path("/nonexistent")))
-    assert embedder is not None and embedder.hook_ok
+def test_only_the_hash_embedder_loads_within_the_hook_s_budget():
+    from loremap.embed import loads_fast
+
+    assert loads_fast("hash") and loads_fast(" HASH-64 ")
+    assert not any(loads_fast(s) for s in ("local", "BAAI/bge-small-en-v1.5", "endpoint:m", ""))
+    embedder = make_embedder("hash", Analyzer(["en"]), EmbedSettings(Path("/nonexistent")))
+    assert embedder is not None
     assert embedder.embed_query("x") == embedder.embed(["x"])[0]
+
+
+def test_the_prompt_hook_stays_lexical_with_a_model_and_logs_why(project, cli, isolated_home):
+    import os
+    import subprocess
+    import sys
+
+    from test_hook import BANNED, imported_modules
+
+    _remember(cli)
+    assert cli("embed", "enable").code == 0
+    payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "cwd": str(project),
+               "prompt": "why was the coupon applied twice?"}
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "loremap.hook", "prompt"],
+                            input=json.dumps(payload).encode(), capture_output=True,
+                            env=os.environ.copy(), timeout=60)
+    assert result.returncode == 0 and b"Coupon applied twice" in result.stdout
+    modules = imported_modules(result.stderr.decode())
+    assert not sorted(m for m in modules if m.split(".")[0] in (*BANNED, "tokenizers",
+                                                                "safetensors"))
+    log = (isolated_home / "loremap" / "logs" / "hook.log").read_text(encoding="utf-8")
+    assert "prompt hook: vectors off, loading local costs more than the hook's budget" in log

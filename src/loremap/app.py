@@ -185,16 +185,19 @@ class App:
         files) is None plus a `degraded` notice: search goes on lexical and says why. With
         `hook`, a model whose loading costs more than the prompt hook's budget is None too (the
         hook stays lexical; the log says why)."""
+        spec = self.settings.get_str("search.embedder")
+        if hook and spec and self._embedder is False:
+            from loremap.embed import loads_fast
+
+            if not loads_fast(spec):
+                from loremap.logs import log_line
+
+                log_line("hook.log", f"prompt hook: vectors off, loading {spec} costs more "
+                         "than the hook's budget (a warm process can serve them)")
+                return None
         if self._embedder is False:
             self._embedder = self._load_embedder()
-        embedder = self._embedder
-        if hook and embedder is not None and not embedder.hook_ok:
-            from loremap.logs import log_line
-
-            log_line("hook.log", f"prompt hook: vectors off, loading {embedder.name} costs "
-                     "more than the hook's budget (a warm process can serve them)")
-            return None
-        return embedder
+        return self._embedder
 
     def embed_settings(self) -> EmbedSettings:
         """What the embedding providers read besides `search.embedder`."""

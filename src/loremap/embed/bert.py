@@ -86,8 +86,6 @@ def _read_json(path: Path) -> dict[str, Any]:
 class BertEncoder:
     """Sentence vectors of a BERT-shaped encoder: mean (or CLS) pooling, unit length."""
 
-    hook_ok = False  # numpy and the weights load in ~0.2 s: more than the prompt hook's budget
-
     def __init__(self, folder: Path, name: str, max_tokens: int = 256) -> None:
         _one_blas_thread()
         import numpy as np

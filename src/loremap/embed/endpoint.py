@@ -64,8 +64,6 @@ class EndpointEmbedder:
         self.batch = batch
         self._api_key = api_key
 
-    hook_ok = False  # a round trip to a server, maybe remote: not on every prompt
-
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]
 

@@ -38,8 +38,6 @@ Vectors = Any  # rows of vectors: a list of them, or a numpy matrix
 
 class Embedder(Protocol):
     name: str  # recorded with each vector: vectors of another model are never compared
-    # False: loading the model costs more than the prompt hook's budget (the hook stays lexical)
-    hook_ok: bool
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Unit vectors of documents (notes, files, symbols)."""
@@ -61,7 +59,6 @@ class HashEmbedder:
         self.analyzer = analyzer
         self.dim = dim
         self.name = f"hash-{dim}"
-        self.hook_ok = True
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out = []
@@ -104,25 +101,45 @@ def chunks(text: str) -> list[str]:
     return [c for c in out if c]
 
 
+# A source file's text as it is read (the index keeps its analysed tokens, not its lines).
+Source = Callable[[str], str | None]
+
+
 def _units(todo: Sequence[tuple[str, str]]) -> Iterator[tuple[str, int, str]]:
     for node_id, text in todo:
         for number, piece in enumerate(chunks(text) or [text]):
             yield node_id, number, piece
 
 
+def _with_source(store: IndexStore, todo: list[tuple[str, str]], source: Source | None
+                 ) -> list[tuple[str, str]]:
+    """A file node's text is its path and summary, then its code (`source`): a function
+    without a docstring has no summary, and its meaning is in its lines."""
+    if source is None:
+        return todo
+    rows = store.nodes([node_id for node_id, _ in todo])
+    out = []
+    for node_id, text in todo:
+        row = rows.get(node_id)
+        code = source(row.path or node_id) if row is not None and row.kind == "file" else None
+        out.append((node_id, f"{text.strip()}\n{code}" if code else text))
+    return out
+
+
 def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
-                  most: int | None = None,
-                  progress: Callable[[int], None] | None = None) -> int:
+                  most: int | None = None, progress: Callable[[int], None] | None = None,
+                  source: Source | None = None) -> int:
     """Embed the nodes that have no vector of this model yet, `batch` nodes per write, at most
-    `most` nodes (None: all); returns how many. Each batch is its own transaction, so a long
-    run that is stopped keeps what it did."""
+    `most` nodes (None: all); returns how many. A file's code is read through `source` (path
+    -> text, None when it cannot be read). Each batch is its own transaction, so a long run
+    that is stopped keeps what it did."""
     done = 0
     while most is None or done < most:
         todo = store.missing_vectors(embedder.name, batch if most is None
                                      else min(batch, most - done))
         if not todo:
             break
-        units = list(_units(todo))
+        units = list(_units(_with_source(store, todo, source)))
         vectors = embedder.embed([text for _, _, text in units])
         with store.write():
             store.put_vectors(embedder.name, len(vectors[0]),

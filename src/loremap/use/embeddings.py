@@ -20,7 +20,7 @@ from loremap.errors import EmbedderUnavailable, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from loremap.app import App
-    from loremap.search.embed import Embedder
+    from loremap.search.embed import Embedder, Source
     from loremap.store import IndexStore
 
 Progress = Callable[[int, int], None]
@@ -128,7 +128,7 @@ def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
             if progress is not None:
                 progress(counted[0], total)
 
-        done += embed_pending(store, embedder, progress=step)
+        done += embed_pending(store, embedder, progress=step, source=source(app))
     return Embedded(embedder.name, done, time.perf_counter() - started)
 
 
@@ -158,7 +158,7 @@ def embed_for_recall(app: App) -> list[str]:
         if not store.missing_vectors(embedder.name, 1):
             continue
         try:
-            embed_pending(store, embedder, most=most)
+            embed_pending(store, embedder, most=most, source=source(app))
         except EmbedderUnavailable:
             return []
         left += _missing(store, embedder.name)
@@ -166,6 +166,28 @@ def embed_for_recall(app: App) -> list[str]:
         return [f"{left} notes and files have no vector yet (the vector list leaves them "
                 "out): `loremap reembed --stale-only` embeds them"]
     return []
+
+
+def source(app: App) -> Source | None:
+    """The text of a repository file, for its vectors (None: unreadable, binary, too big, or
+    a link leading out of the repository)."""
+    root = app.root
+    if root is None:
+        return None
+    cap = app.settings.get_int("codemap.max_file_bytes")
+
+    def read(path: str) -> str | None:
+        from loremap.errors import UserError
+        from loremap.vault.fs import read_confined
+
+        try:
+            data = read_confined(root / path, root)
+        except (OSError, UserError):
+            return None
+        if len(data) > cap or b"\0" in data[:8192]:
+            return None
+        return data.decode("utf-8", errors="replace")
+    return read
 
 
 def _missing(store: IndexStore, model: str) -> int:

@@ -1,0 +1,167 @@
+"""What vectors cost: loading a model, embedding a query, embedding a project, storing the
+vectors, and a recall with them, each next to a baseline measured in the same run.
+
+    python bench/embed.py [--embedder local] [--size 10k] [--queries 100] [--json OUT]
+
+The corpus is bench/search.py's (real Django code plus generated notes, built once under
+/tmp/loremap-bench-corpora); it is copied to a scratch folder and every node is embedded.
+Measured:
+  - model load in process (numpy already imported) and as a whole process that loads it and
+    embeds one query, next to `python -c pass`;
+  - query embedding p50/p95, warm, on the bench's questions (one BLAS thread: the default);
+  - embedding every node of the corpus (`loremap reembed`'s work): nodes/s and chunks/s per
+    core, and the index file's growth per 10k vectors;
+  - `engine.recall` p50/p95 with vectors (query embedding included) next to the same engine
+    without them, on the same questions, warm.
+Targets (informative, exit 0): recall p95 <= 30 ms at 10k nodes with vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from search import CACHE, corpus, docs_words, queries_for  # noqa: E402 (bench/search.py)
+
+from codemap import fetch_django  # noqa: E402
+from loremap.app import App  # noqa: E402
+from loremap.search import Engine, Request  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ms(values: list[float]) -> str:
+    return (f"p50 {1000 * statistics.median(values):.1f} ms, "
+            f"p95 {1000 * pct(values, 0.95):.1f} ms")
+
+
+def disk(index: Path) -> int:
+    """Bytes of the index file and its write-ahead log."""
+    wal = index.with_name(index.name + "-wal")
+    return index.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def whole_process(spec: str, runs: int) -> tuple[list[float], list[float]]:
+    code = ("from loremap.embed import EmbedSettings, make_embedder; "
+            "from loremap.text import Analyzer; from loremap.config import UserPaths; "
+            f"make_embedder({spec!r}, Analyzer(['en']), "
+            "EmbedSettings(UserPaths.from_env().models)).embed_query('how are notes written')")
+    model, bare = [], []
+    for _ in range(runs):
+        for cmd, out in (([sys.executable, "-c", code], model),
+                         ([sys.executable, "-c", "pass"], bare)):
+            started = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            out.append(time.perf_counter() - started)
+    return model, bare
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", default="local")
+    parser.add_argument("--size", default="10k", choices=("1k", "10k", "100k"))
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5, help="whole processes timed")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    figures: dict[str, Any] = {"embedder": args.embedder, "size": args.size}
+    print(f"loremap bench/embed.py — embedder {args.embedder}, corpus {args.size}; "
+          f"Python {sys.version.split()[0]}")
+
+    model_runs, bare_runs = whole_process(args.embedder, args.runs)
+    figures["process"] = {"model_p50": statistics.median(model_runs),
+                          "python_p50": statistics.median(bare_runs)}
+    print(f"whole process loading the model and embedding one query: p50 "
+          f"{1000 * statistics.median(model_runs):.0f} ms; `python -c pass` p50 "
+          f"{1000 * statistics.median(bare_runs):.0f} ms "
+          f"({statistics.median(model_runs) / statistics.median(bare_runs):.1f}x)")
+
+    django = fetch_django(CACHE)
+    words = docs_words(django)
+    source = corpus(args.size, django, words, CACHE, fresh=False)
+    queries = [q for _, q in queries_for(source, words, args.size, args.queries)]
+    scratch = Path(tempfile.mkdtemp(prefix="loremap-embed-bench-"))
+    try:
+        root = scratch / "project"
+        shutil.copytree(source, root, symlinks=True)
+        figures.update(measure(root, queries, args.embedder))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
+
+
+def measure(root: Path, queries: list[str], spec: str) -> dict[str, Any]:
+    import os
+
+    from loremap.search.embed import chunks, embed_pending
+
+    os.environ["LOREMAP_EMBEDDER"] = spec
+    figures: dict[str, Any] = {}
+    with App.open(root) as app:
+        started = time.perf_counter()
+        embedder = app.embedder()
+        assert embedder is not None, app.take_notices()
+        embedder.embed_query("warm up")
+        load = time.perf_counter() - started
+        print(f"model load in process: {1000 * load:.0f} ms")
+        timed = []
+        for query in queries:
+            started = time.perf_counter()
+            embedder.embed_query(query)
+            timed.append(time.perf_counter() - started)
+        print(f"query embedding ({len(queries)} questions, warm): {ms(timed)}")
+        figures["query_embedding"] = {"p50": statistics.median(timed), "p95": pct(timed, 0.95)}
+
+        store = app.store
+        texts = store.missing_vectors(embedder.name, 10**9)
+        pieces = sum(len(chunks(text)) for _, text in texts)
+        index = app.index_path
+        size_before = disk(index)
+        started = time.perf_counter()
+        done = embed_pending(store, embedder)
+        seconds = time.perf_counter() - started
+        grown = disk(index) - size_before
+        print(f"embedding every node: {done} nodes ({pieces} chunks) in {seconds:.1f} s: "
+              f"{done / seconds:.1f} nodes/s, {pieces / seconds:.1f} chunks/s on one core; "
+              f"index grew {grown / 2**20:.1f} MB ({grown / 2**20 * 10_000 / max(pieces, 1):.1f}"
+              " MB per 10k vectors)")
+        figures["embedding"] = {"nodes": done, "chunks": pieces, "seconds": seconds,
+                                "mb_per_10k_vectors": grown / 2**20 * 10_000 / max(pieces, 1)}
+
+        lexical = Engine(store, app.memory.analyzer)
+        vectors = app.engine()
+        assert isinstance(vectors, Engine)
+        for engine in (lexical, vectors):  # one warm pass each
+            for query in queries:
+                engine.recall(Request(query))
+        timing: dict[str, list[float]] = {"lexical": [], "vectors": []}
+        for query in queries:
+            for name, engine in (("lexical", lexical), ("vectors", vectors)):
+                started = time.perf_counter()
+                engine.recall(Request(query))
+                timing[name].append(time.perf_counter() - started)
+        ratio = statistics.median(timing["vectors"]) / statistics.median(timing["lexical"])
+        print(f"recall at {store.node_count()} nodes, warm: with vectors {ms(timing['vectors'])}"
+              f"; lexical {ms(timing['lexical'])} ({ratio:.2f}x); target p95 <= 30 ms: "
+              + ("met" if pct(timing["vectors"], 0.95) <= 0.030 else "missed"))
+        figures["recall"] = {k: {"p50": statistics.median(v), "p95": pct(v, 0.95)}
+                             for k, v in timing.items()}
+    return figures
+
+
+if __name__ == "__main__":
+    main()
