@@ -31,11 +31,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search import CACHE, corpus, docs_words, queries_for  # noqa: E402 (bench/search.py)
-
 from codemap import fetch_django  # noqa: E402
 from loremap.app import App  # noqa: E402
 from loremap.search import Engine, Request  # noqa: E402
+from search import CACHE, corpus, docs_words, queries_for  # noqa: E402 (bench/search.py)
 
 
 def pct(values: list[float], q: float) -> float:
