@@ -339,3 +339,38 @@ def test_the_patterns_keep_other_checkpoint_formats_out() -> None:
 
     wanted = [p for p in ENCODER | EXTRAS if any(fnmatch(p, pat) for pat in ENCODER_FILES)]
     assert sorted(wanted) == sorted(ENCODER)
+
+
+def test_embed_enable_with_a_model_name_downloads_it_then_searches_with_it(
+        hub: Hub, project: Path, tmp_path: Path) -> None:
+    """The whole path a user takes: `loremap embed enable --model NAME` fetches the model from
+    the (stand-in) hub with its progress bar, loads it, embeds the project and writes the
+    setting; a search then runs on it without asking the hub again. The repository served is
+    the shipped all-MiniLM-L6-v2, so what loads is a real encoder."""
+    from loremap.embed import local_model_folder
+
+    shipped = local_model_folder(tmp_path / "unpacked")
+    hub.add("test-org/minilm", {str(p.relative_to(shipped)): p.read_bytes()
+                                for p in shipped.rglob("*") if p.is_file()
+                                and not p.name.startswith(".")})
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith("HF_") and not k.lower().endswith("_proxy")}
+    environ.update(HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf-home"))
+    cli = [sys.executable, "-m", "loremap"]
+    done = subprocess.run([*cli, "remember", "-t", "gotcha", "--title", "Coupon applied twice",
+                           "-m", "The discount code was counted two times on reload."],
+                          cwd=project, env=environ, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([*cli, "embed", "enable", "--model", "test-org/minilm"], cwd=project,
+                          env=environ, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "vectors are on with test-org/minilm" in done.stdout
+    config = (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
+    assert 'embedder = "test-org/minilm"' in config
+    asked = len(hub.requests)
+    done = subprocess.run([*cli, "search", "a promo voucher got deducted repeatedly", "--json",
+                           "--tuning", "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"],
+                          cwd=project, env=environ, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["items"][0]["id"] == "gotcha-coupon-applied-twice"
+    assert len(hub.requests) == asked  # search never asks the hub
