@@ -255,3 +255,54 @@ def test_the_prompt_hook_stays_lexical_with_a_model_and_logs_why(project, cli, i
                                                                 "safetensors"))
     log = (isolated_home / "loremap" / "logs" / "hook.log").read_text(encoding="utf-8")
     assert "prompt hook: vectors off, loading local costs more than the hook's budget" in log
+
+
+def test_an_endpoint_that_changes_its_dimension_is_refused_until_reembed(project, cli,
+                                                                       monkeypatch):
+    """The endpoint provider end to end against a stand-in OpenAI-compatible server: enable,
+    search by the vector list, then the server's model changes dimension under the same name."""
+    import hashlib
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    dim = [4]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            data = [{"index": i, "embedding": [b / 255 + 0.01 for b in
+                                               hashlib.sha256(text.encode()).digest()[:dim[0]]]}
+                    for i, text in enumerate(body["input"])]
+            answer = json.dumps({"data": data, "model": body["model"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("LOREMAP_EMBED_URL", f"http://127.0.0.1:{httpd.server_port}")
+        _remember(cli)
+        result = cli("embed", "enable", "--model", "endpoint:tiny")
+        assert result.code == 0 and "vectors are on with endpoint:tiny" in result.out
+        status = json.loads(cli("embed", "status", "--json").out)["indexes"][0]
+        assert status["dim"] == 4 and status["embedded"] == status["nodes"]
+        dim[0] = 8
+        result = cli("search", "coupon applied twice")
+        assert result.code == 0 and "Coupon applied twice" in result.out
+        assert "degraded" in result.err and "loremap reembed" in result.err
+        assert cli("reembed").code == 0
+        status = json.loads(cli("embed", "status", "--json").out)["indexes"][0]
+        assert status["dim"] == 8 and status["embedded"] == status["nodes"]
+        result = cli("search", "coupon applied twice")
+        assert result.code == 0 and "degraded" not in result.err
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
