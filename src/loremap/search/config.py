@@ -26,7 +26,7 @@ class SearchConfig(NamedTuple):
     sections: float = 1.0  # code files by their best-matching section
     notes: float = 1.0  # notes ranked alone, when code competes with them
     title: float = 1.0  # an issue's title searched alone
-    rrf_k: int = 60  # Reciprocal Rank Fusion constant
+    rrf_k: int = 30  # Reciprocal Rank Fusion constant
     pool: int = 50  # candidates each list contributes
     max_terms: int = 64  # a long query keeps its terms of highest tf x IDF
     query_tf: int = 10  # a term repeated in the question counts up to this many times

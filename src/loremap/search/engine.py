@@ -17,7 +17,7 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
    so a long file's relevant function is not drowned by the rest of the file), **ppr**
    (Personalized PageRank by local push from the top of bm25 and entities) and **vectors**
    (only with an embedder);
-3. fuse with RRF (k = 60, a weight per list); tests, examples and docs keep `aside` of their
+3. fuse with RRF (k = 30, a weight per list); tests, examples and docs keep `aside` of their
    score unless the question speaks of them; optionally diversify with MMR;
 4. filters (kind, type, status, path prefix, as-of date) apply inside every list;
 5. render each item (what it is, where it lives, why it is here, ⚠ when the files a note
