@@ -165,10 +165,12 @@ class App:
             return engine
         from loremap.search.federated import Federated
 
-        return Federated(engine, personal._engine(config, hook))
+        # The project's embedder serves both indexes: one model loaded, one list of failures.
+        return Federated(engine, personal._engine(config, hook, engine.embedder))
 
-    def _engine(self, config: SearchConfig, hook: bool = False) -> Engine:
-        """The engine of this index alone."""
+    def _engine(self, config: SearchConfig, hook: bool = False,
+                embedder: Embedder | None | Literal[False] = False) -> Engine:
+        """The engine of this index alone (with `embedder`, not this index's own, if given)."""
         from loremap.search import Engine
 
         stale = None
@@ -176,7 +178,9 @@ class App:
             from loremap.memory.stale import staleness
 
             stale = staleness(self.root)
-        return Engine(self.store, self.memory.analyzer, config, self.embedder(hook), stale)
+        if embedder is False:
+            embedder = self.embedder(hook)
+        return Engine(self.store, self.memory.analyzer, config, embedder, stale)
 
     def embedder(self, hook: bool = False) -> Embedder | None:
         """The configured embedder (`search.embedder`), loaded once, or None.
