@@ -88,7 +88,7 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
     _write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)
     app.settings = _with(app, spec)
     app.reset_embedder()
-    return reembed(app, stale_only=True, progress=progress)
+    return reembed(app, stale_only=True, progress=progress, embedder=embedder)
 
 
 def disable(app: App) -> int:
@@ -106,11 +106,13 @@ def disable(app: App) -> int:
     return dropped
 
 
-def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
-            ) -> Embedded:
+def reembed(app: App, stale_only: bool = False, progress: Progress | None = None,
+            embedder: Embedder | None = None) -> Embedded:
     """Embed every node again with the configured model (`stale_only`: only the nodes that
-    have no vector of it). Other models' vectors are dropped either way."""
-    embedder = _load(app)
+    have no vector of it; `embedder`: that model already loaded). Other models' vectors are
+    dropped either way."""
+    if embedder is None:
+        embedder = _load(app)
     from loremap.search.embed import embed_pending
 
     started = time.perf_counter()
