@@ -214,6 +214,30 @@ def test_the_personal_notes_own_index_gets_vectors_and_is_searched_by_meaning(sh
     assert ann.status()["personal"] == {**status["personal"], "nodes": 2, "embedded": 2}
 
 
+def test_one_model_load_serves_the_project_and_the_personal_index(shared, machine,
+                                                                  monkeypatch):
+    import loremap.embed.bert as bert
+
+    loads = []
+    real = bert.BertEncoder.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        loads.append(args)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(bert.BertEncoder, "__init__", counted)
+    ann = machine("ann", shared)
+    ann.ok("remember", "--personal", "-t", "gotcha", "--title", "Coupon applied twice",
+           "-m", NOTES[1][2])
+    ann.ok("embed", "enable")
+    assert len(loads) == 1
+    found = ann.json("search", QUESTION, *ONLY_VECTORS)["items"]
+    assert found[0]["id"] == GOTCHA and found[0]["scope"] == "personal"
+    found = ann.json("search", "give the customer their money back", *ONLY_VECTORS)["items"]
+    assert "refund" in found[0]["id"] and found[0]["scope"] != "personal"
+    assert len(loads) == 3  # one per command, both indexes searched with it
+
+
 # --- 3. a second clone ------------------------------------------------------------------------
 
 def test_a_second_clone_uses_the_vectors_without_embedding_again(shared, machine):
