@@ -306,3 +306,18 @@ def test_an_endpoint_that_changes_its_dimension_is_refused_until_reembed(project
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
+    (project / "coupons.py").write_text('"""Coupon discount applied at checkout."""\n',
+                                        encoding="utf-8")
+    assert cli("index").code == 0
+    _remember(cli)
+    only = "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"
+    both = _search(cli, "coupon discount applied", "--tuning", only)["items"]
+    assert {i["kind"] for i in both} >= {"note", "file"}
+    notes = _search(cli, "coupon discount applied", "--tuning", only + ",code_vectors=0")
+    assert {i["kind"] for i in notes["items"]} == {"note"}
+    code = _search(cli, "coupon discount applied", "--tuning", only + ",code_vectors=9")
+    assert code["items"][0]["kind"] in ("file", "module")

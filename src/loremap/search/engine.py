@@ -429,8 +429,13 @@ class Engine:
         section_ids = self._section_view([i for i, _ in bm25], rows,
                                          [i for i in section_ids if i in passes])
         lines = dict(sections)
+        # Code and notes rank in two vector lists: a question in prose shares few words with
+        # code (identifiers, not sentences), so the vectors carry more of the answer there than
+        # among notes written in the question's own words (`code_vectors` weighs that).
         lists = {"bm25": [i for i, _ in bm25], "entities": [h.id for h in hits], "title": heading,
-                 "ppr": walk, "vectors": vectors, "sections": section_ids, "notes": notes}
+                 "ppr": walk, "vectors": [i for i in vectors if rows[i].kind == "note"],
+                 "code_vectors": [i for i in vectors if rows[i].kind != "note"],
+                 "sections": section_ids, "notes": notes}
         # A question naming one or two things means them; a pasted issue naming twenty
         # (a traceback, a config listing every extension) names mostly context. The entity
         # list weighs in full up to `focus` entities and is spread over more beyond.
@@ -438,6 +443,7 @@ class Engine:
         weights = {"bm25": self.config.bm25,
                    "entities": self.config.entities * min(1.0, focus / max(1, len(hits))),
                    "ppr": self.config.ppr, "vectors": self.config.vectors,
+                   "code_vectors": self.config.vectors * self.config.code_vectors,
                    "sections": self.config.sections, "notes": self.config.notes,
                    "title": self.config.title}
         fused = self._aside(rrf(lists, weights, self.config.rrf_k), rows, q)
