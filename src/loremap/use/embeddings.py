@@ -110,9 +110,11 @@ def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
             embedder: Embedder | None = None) -> Embedded:
     """Embed every node again with the configured model (`stale_only`: only the nodes that
     have no vector of it; `embedder`: that model already loaded). Other models' vectors are
-    dropped either way."""
+    dropped either way, once the model has answered: one that cannot (a server down) drops
+    nothing."""
     if embedder is None:
         embedder = _load(app)
+        embedder.embed_query("loremap")
     from loremap.search.embed import embed_pending
 
     started = time.perf_counter()
