@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -184,8 +185,8 @@ def test_enable_puts_every_node_in_pgvector_and_meaning_finds_what_sqlite_finds(
     assert solo.status()["project"]["embedded"] == solo.status()["project"]["nodes"] == nodes
     assert solo.first(QUESTION, "--kind", "note", *ONLY_VECTORS) == GOTCHA
     question = "give the customer their money back"
-    on_pg = ann.json("search", question, *ONLY_VECTORS)["items"]
-    on_sqlite = solo.json("search", question, *ONLY_VECTORS)["items"]
+    on_pg = ann.json("search", question, "--kind", "file", *ONLY_VECTORS)["items"]
+    on_sqlite = solo.json("search", question, "--kind", "file", *ONLY_VECTORS)["items"]
     assert on_pg and on_pg[0]["id"] == on_sqlite[0]["id"]
     assert "refund" in on_pg[0]["id"]
 
@@ -233,7 +234,8 @@ def test_one_model_load_serves_the_project_and_the_personal_index(shared, machin
     assert len(loads) == 1
     found = ann.json("search", QUESTION, *ONLY_VECTORS)["items"]
     assert found[0]["id"] == GOTCHA and found[0]["scope"] == "personal"
-    found = ann.json("search", "give the customer their money back", *ONLY_VECTORS)["items"]
+    found = ann.json("search", "give the customer their money back", "--kind", "file",
+                     *ONLY_VECTORS)["items"]
     assert "refund" in found[0]["id"] and found[0]["scope"] != "personal"
     assert len(loads) == 3  # one per command, both indexes searched with it
 
@@ -340,6 +342,31 @@ def _vec(url: str, key: str, node: str) -> list[float]:
 def _cosine(a: list[float], b: list[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     return dot / (sum(x * x for x in a) ** 0.5 * sum(y * y for y in b) ** 0.5)
+
+
+def test_a_model_that_cannot_answer_drops_none_of_the_team_s_vectors(shared, machine):
+    ann = machine("ann", shared)
+    ann.remember()
+    ann.ok("embed", "enable")
+    before = _pg_coverage(shared)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = {"LOREMAP_EMBEDDER": "endpoint:nomic-embed-text",
+            "LOREMAP_EMBED_URL": f"http://127.0.0.1:{port}/v1"}
+    result = ann("reembed", env=down)
+    assert result.code == 1 and "refused the connection" in result.err
+    assert result.err.count("\n") == 1
+    (ann.clone / "src" / "shop" / "tax.py").write_text('"""Sales tax."""\n', encoding="utf-8")
+    result = ann("index", env=down)
+    assert result.code == 0 and "degraded: nothing embedded" in result.err
+    assert _rows(shared, "SELECT model FROM vector_models") == [(LOCAL_MODEL,)]
+    # Only what the index added or changed waits for a model that answers.
+    missing = _rows(shared, "SELECT id FROM nodes n WHERE NOT EXISTS (SELECT 1 FROM vectors v "
+                            "WHERE v.project = n.project AND v.id = n.id) ORDER BY id")
+    assert missing == [("src/shop/",), ("src/shop/tax.py",)]
+    assert next(iter(before.values()))[0] == _pg_coverage(shared).popitem()[1][0] - 1
+    assert ann.first(QUESTION, "--kind", "note", *ONLY_VECTORS) == GOTCHA
 
 
 # --- 6. the MCP server over stdio -------------------------------------------------------------
