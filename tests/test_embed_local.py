@@ -321,3 +321,11 @@ def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):
     assert {i["kind"] for i in notes["items"]} == {"note"}
     code = _search(cli, "coupon discount applied", "--tuning", only + ",code_vectors=9")
     assert code["items"][0]["kind"] in ("file", "module")
+
+
+def test_enable_says_when_the_environment_outranks_the_setting(project, cli, monkeypatch):
+    _remember(cli)
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
+    result = cli("embed", "enable", "--model", "hash-64")
+    assert result.code == 0
+    assert "LOREMAP_EMBEDDER=hash in this environment overrides the setting" in result.err

@@ -194,6 +194,16 @@ def source(app: App) -> Source | None:
     return read
 
 
+def overridden(spec: str) -> list[str]:
+    """A warning when the environment's `LOREMAP_EMBEDDER` outranks the setting just written."""
+    import os
+
+    value = os.environ.get("LOREMAP_EMBEDDER", "")
+    if value and value.strip() != spec:
+        return [f"LOREMAP_EMBEDDER={value} in this environment overrides the setting"]
+    return []
+
+
 def _missing(store: IndexStore, model: str) -> int:
     have = sum(n for name, _, n in store.vector_models() if name == model)
     return max(0, store.node_count() - have)

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
             return _status(embeddings.status(app), args.json)
         if args.action == "disable":
             dropped = embeddings.disable(app)
+            warn(embeddings.overridden(""))
             if args.json:
                 emit_json({"embedder": "", "dropped": dropped})
             else:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         done = embeddings.enable(app, args.model, None if args.json else tty_progress(
             "embedding"), download_progress=not args.json)
-        warn(app.take_notices())
+        warn(app.take_notices() + embeddings.overridden(args.model or "local"))
     if args.json:
         emit_json({"embedder": args.model or "local", "model": done.model,
                    "embedded": done.nodes, "seconds": round(done.seconds, 3)})
