@@ -329,3 +329,14 @@ def test_enable_says_when_the_environment_outranks_the_setting(project, cli, mon
     result = cli("embed", "enable", "--model", "hash-64")
     assert result.code == 0
     assert "LOREMAP_EMBEDDER=hash in this environment overrides the setting" in result.err
+
+
+def test_a_long_file_is_embedded_as_its_outline_then_its_head():
+    from loremap.search.embed import FILE_CHARS, outline
+
+    code = "\n".join(["import os", ""] + [f"x{i} = {i}" for i in range(400)]
+                     + ["def refund(order):", '    """Give the money back."""', "    pass"])
+    lines = [403]  # 1-based: the def line
+    text = outline(code, lines)
+    assert len(text) <= FILE_CHARS
+    assert text.startswith('def refund(order):\n"""Give the money back."""\nimport os')

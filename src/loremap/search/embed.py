@@ -29,6 +29,10 @@ from loremap.text import Analyzer
 CHUNK_CHARS = 1000
 CHUNK_OVERLAP = 200
 MAX_CHUNKS = 8
+# A source file longer than this is embedded as its outline: each definition's line and the
+# line after it (a signature and its docstring), then its head. An encoder costs ~0.1 s per
+# window on a core, so a file's vectors cost three windows, not the eight of its first screens.
+FILE_CHARS = 2400
 
 
 # A vector: floats in a list, or a numpy row (numpy arrays are no `Sequence` to the checker).
@@ -118,12 +122,32 @@ def _with_source(store: IndexStore, todo: list[tuple[str, str]], source: Source 
     if source is None:
         return todo
     rows = store.nodes([node_id for node_id, _ in todo])
+    files = {node_id: row.path or node_id for node_id, row in rows.items() if row.kind == "file"}
+    symbols = store.symbols_in(list(files.values())) if files else {}
     out = []
     for node_id, text in todo:
-        row = rows.get(node_id)
-        code = source(row.path or node_id) if row is not None and row.kind == "file" else None
+        path = files.get(node_id)
+        code = source(path) if path is not None else None
+        if code and len(code) > FILE_CHARS:
+            code = outline(code, [line for _, _, line in symbols.get(path or "", [])])
         out.append((node_id, f"{text.strip()}\n{code}" if code else text))
     return out
+
+
+def outline(code: str, lines: Sequence[int], budget: int = FILE_CHARS) -> str:
+    """What a long file is about, in `budget` characters: the line of each definition (1-based
+    `lines`) and the one after it, in order, then the file's first lines."""
+    source = code.splitlines()
+    picked: list[str] = []
+    used = 0
+    for number in sorted(set(lines)):
+        for line in source[number - 1:number + 1]:
+            line = line.strip()
+            if line and used + len(line) < budget:
+                picked.append(line)
+                used += len(line) + 1
+    head = code[: max(0, budget - used)]
+    return "\n".join(picked) + ("\n" + head if head else "")
 
 
 def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
