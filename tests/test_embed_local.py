@@ -340,3 +340,17 @@ def test_a_long_file_is_embedded_as_its_outline_then_its_head():
     text = outline(code, lines)
     assert len(text) <= FILE_CHARS
     assert text.startswith('def refund(order):\n"""Give the money back."""\nimport os')
+
+
+def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monkeypatch):
+    """A clone whose environment names another model (a teammate on a shared database) adds
+    its own vectors and wipes nobody's; `embed enable` and a full `reembed` do drop them."""
+    _remember(cli)
+    assert cli("embed", "enable", "--model", "hash").code == 0
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash-64")
+    assert cli("index").code == 0
+    assert cli("reembed", "--stale-only").code == 0
+    status = json.loads(cli("embed", "status", "--json").out)["indexes"][0]
+    assert [m[0] for m in status["others"]] == ["hash-256"]
+    assert cli("reembed").code == 0
+    assert json.loads(cli("embed", "status", "--json").out)["indexes"][0]["others"] == []

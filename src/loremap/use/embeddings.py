@@ -88,7 +88,8 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
     _write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)
     app.settings = _with(app, spec)
     app.reset_embedder()
-    return reembed(app, stale_only=True, progress=progress, embedder=embedder)
+    return reembed(app, stale_only=True, progress=progress, embedder=embedder,
+                   drop_others=True)
 
 
 def disable(app: App) -> int:
@@ -107,11 +108,15 @@ def disable(app: App) -> int:
 
 
 def reembed(app: App, stale_only: bool = False, progress: Progress | None = None,
-            embedder: Embedder | None = None) -> Embedded:
+            embedder: Embedder | None = None, drop_others: bool | None = None) -> Embedded:
     """Embed every node again with the configured model (`stale_only`: only the nodes that
     have no vector of it; `embedder`: that model already loaded). Other models' vectors are
-    dropped either way, once the model has answered: one that cannot (a server down) drops
-    nothing."""
+    dropped by a full reembed and by `embed enable` (`drop_others`), never by `--stale-only`
+    alone: on a shared database a teammate whose clone names another model must not wipe the
+    project's vectors with a `loremap index`. Nothing is dropped before the model has
+    answered (a server down drops nothing)."""
+    if drop_others is None:
+        drop_others = not stale_only
     if embedder is None:
         embedder = _load(app)
         embedder.embed_query("loremap")
@@ -122,7 +127,8 @@ def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
     for _, store in _stores(app):
         with store.write():
             for other, _, _ in store.vector_models():
-                if other != embedder.name or not stale_only:
+                if other == embedder.name and not stale_only or \
+                        other != embedder.name and drop_others:
                     store.drop_vectors(other)
         total = _missing(store, embedder.name)
         counted = [0]
