@@ -62,7 +62,7 @@ def make_embedder(spec: str, analyzer: Analyzer, settings: EmbedSettings) -> Emb
     if not spec:
         return None
     lowered = spec.lower()
-    if lowered == "hash" or lowered.startswith("hash-"):
+    if loads_fast(lowered):  # hash, hash-<dim>
         dim = lowered.partition("-")[2]
         if dim and not dim.isdigit():
             raise InvalidInput(f"search.embedder {spec!r}: use hash or hash-<dimensions>")
