@@ -172,3 +172,14 @@ def test_a_pasted_issue_finds_where_its_traceback_ends(shop, cli):  # noqa: F811
 def test_bad_issue_weights_are_one_line_errors(shop, cli):  # noqa: F811
     result = cli("search", REPORT, "--tuning", "issue=1:2")
     assert result.code == 1 and "issue" in result.err and len(result.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "a" + " " * 50_000 + "b: 1.2", "# a" + " " * 50_000 + "b", "<a" * 50_000,
+    "- a b c d: 1.2.3 x y\n" * 20_000, "<!--\n" * 20_000, "```\n" + "x = 1\n" * 20_000,
+])
+def test_a_pathological_paste_is_read_in_one_pass(text):
+    # Each of these once took seconds to minutes (a backtracking pattern, a quadratic join).
+    parts = issue.read("Title\n\n" + text)
+    assert parts[0] == issue.Part("title", "Title")
+    assert sum(len(p.text) for p in parts) <= len(text) + 100

@@ -25,7 +25,7 @@ from typing import NamedTuple
 KINDS = ("title", "prose", "code", "output")  # the weighed parts; "noise" weighs nothing
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+#.-]*)")
-_HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+(.*?)\s*#*|\*\*([^*]+?)\*\*:?|__([^_]+?)__:?)\s*$")
+_HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+(\S.*)|\*\*([^*]+)\*\*:?|__([^_]+)__:?)$")
 _COMMENT_OPEN, _COMMENT_CLOSE = "<!--", "-->"
 _TAG_LINE = re.compile(r"^\s*(?:</?[A-Za-z][^>]*>\s*)+$")
 _EMPTY_ANSWER = re.compile(r"^\s*(?:_no response_|n/?a|none|-+|\.+)\s*$", re.IGNORECASE)
@@ -35,10 +35,12 @@ _REPORT = re.compile(r"\b(?:environment|versions?|os|platform|system info\w*|ope
                      r"your project|extra tools|setup|extensions|plugins)\b", re.IGNORECASE)
 # "- Python version: 3.8.2", "OS: Ubuntu 18.04", "pytest==5.2.2", "attrs   19.3.0": a name of
 # a few words, a separator, then a version; or a line made mostly of versions (a test run's
-# "platform linux -- Python 3.7.3, pytest-5.2.2, py-1.8.0").
+# "platform linux -- Python 3.7.3, pytest-5.2.2, py-1.8.0"). Read with string operations and
+# whole-token matches: a pattern over the whole line backtracks badly on long runs of spaces.
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[\w.+-]*")
-_VERSION_LINE = re.compile(r"^\s*[-*]?\s*[\w.()/-]+(?:\s[\w.()/-]+){0,3}\s*(?::|==|>=|~=|\s{2,})"
-                           r"\s*(?:[\w-]+\s+){0,2}v?\d+(?:\.\d+)+\S*\s*.{0,30}$")
+_VERSION_TOKEN = re.compile(r"v?\d+(?:\.\d+)+[\w.+-]*[,;)]?")
+_KEY_WORD = re.compile(r"[\w.()/-]+")
+_SEPARATOR = re.compile(r":|==|>=|~=|<=")
 _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.(?=\s)|In \[\d*\]:|Out\[\d*\]:|\$|❯+|%|#\s?$)\s?")
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+)")
 # A frame of a traceback: Python's `File "x/y.py", line 12, in f` and pytest's
@@ -51,7 +53,7 @@ _INDENTED = re.compile(r"^(?: {4}|\t)\S")
 # Inline noise: links, HTML tags, hashes, prompt numbers, versions, bare numbers.
 _INLINE = re.compile(
     r"https?://\S+|www\.\S+"
-    r"|</?[A-Za-z][^>\n]*>"
+    r"|</?[A-Za-z][^<>\n]{0,300}>"
     r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"
     r"|\b0x[0-9a-fA-F]+\b"
     r"|\[(?:gw)?\d+\]|In \[\d*\]:|Out\[\d*\]:"
@@ -62,6 +64,9 @@ _CODE_TAGS = frozenset({"python", "py", "python3", "py3", "pycon", "ipython", "i
 _OUTPUT_TAGS = frozenset({"console", "shell", "sh", "bash", "text", "txt", "output", "log",
                           "pytb", "pytb3", "traceback", "none", "plain", "zsh"})
 _TITLE_MAX = 200  # a first line longer than this is prose, not a title
+# A line longer than this is never a heading, a version or a rule: the line rules are not
+# tried on it (a pasted minified file would cost them time for nothing).
+_LONG_LINE = 500
 
 
 class Part(NamedTuple):
@@ -97,13 +102,15 @@ def functions(text: str) -> list[str]:
 
 def read(text: str) -> list[Part]:
     """The parts of `text`, in order, each cleaned; consecutive lines of a kind are joined."""
-    parts: list[Part] = []
+    runs: list[tuple[str, list[str]]] = []
     for kind, line in _lines(text.splitlines()):
-        line = clean(_PROMPT.sub("", line)) if kind != "noise" else line
-        if parts and parts[-1].kind == kind:
-            parts[-1] = Part(kind, parts[-1].text + "\n" + line)
+        if kind != "noise":
+            line = clean(_PROMPT.sub("", line))
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(line)
         else:
-            parts.append(Part(kind, line))
+            runs.append((kind, [line]))
+    parts = [Part(kind, "\n".join(lines)) for kind, lines in runs]
     return [p for p in parts if p.text.strip()]
 
 
@@ -130,22 +137,32 @@ def _lines(lines: list[str]) -> Iterator[tuple[str, str]]:
             i = end + 1
             titled = True
             continue
-        heading = _HEADING.match(line)
+        heading = _heading(line)
         if not titled:
             titled = True
             if len(line) <= _TITLE_MAX:
-                yield "title", heading.group(1) or heading.group(2) or heading.group(3) \
-                    if heading else line
+                yield "title", line if heading is None else heading
                 continue
-        if heading:
-            report = bool(_REPORT.search(next(g for g in heading.groups() if g)))
+        if heading is not None:
+            report = bool(_REPORT.search(heading))
             yield "noise", line
             continue
         yield _loose_kind(line, report), line
 
 
+def _heading(line: str) -> str | None:
+    """The text of a Markdown heading (`### Describe the bug`, `**Expected behavior**`), or
+    None for any other line."""
+    match = _HEADING.match(line.rstrip()) if len(line) <= _LONG_LINE else None
+    if match is None:
+        return None
+    return (match.group(1) or "").rstrip("# ").strip() or match.group(2) or match.group(3)
+
+
 def _loose_kind(line: str, report: bool) -> str:
     """The kind of a line outside fences."""
+    if len(line) > _LONG_LINE:
+        return "noise" if report else "prose"
     if report or _TAG_LINE.match(line) or _EMPTY_ANSWER.match(line) or _RULE_LINE.match(line):
         return "noise"
     if _versions(line):
@@ -162,14 +179,26 @@ def _versions(line: str) -> bool:
     path holds: `.../python3.9/site-packages/...`)."""
     if _TRACEBACK.match(line):
         return False
-    if _VERSION_LINE.match(line):
+    words = line.strip().lstrip("-*").split()
+    if not words:
+        return False
+    separator = _SEPARATOR.search(line)
+    if separator is not None:
+        key = line[:separator.start()].strip().lstrip("-*").split()
+        value = line[separator.end():].split()
+    else:  # a `pip list` row: the name, spaces, the version
+        key, value = words[:1], words[1:]
+    if (1 <= len(key) <= 4 and all(_KEY_WORD.fullmatch(k) for k in key)
+            and 1 <= len(value) <= 6 and any(_VERSION_TOKEN.fullmatch(v) for v in value[:3])):
         return True
     count = len(_VERSION.findall(line))
-    return count >= 2 and len(line.split()) <= 4 * count
+    return count >= 2 and len(words) <= 4 * count
 
 
 def _line_kind(block: str, line: str) -> str:
     """A fenced line's kind: its block's, unless the line is a rule, a banner or a version."""
+    if len(line) > _LONG_LINE:
+        return block
     if block == "noise" or _RULE_LINE.match(line) or _versions(line):
         return "noise"
     return block
