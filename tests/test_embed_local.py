@@ -331,15 +331,16 @@ def test_enable_says_when_the_environment_outranks_the_setting(project, cli, mon
     assert "LOREMAP_EMBEDDER=hash in this environment overrides the setting" in result.err
 
 
-def test_a_long_file_is_embedded_as_its_outline_then_its_head():
+def test_a_long_file_is_embedded_as_its_head_then_its_outline():
     from loremap.search.embed import FILE_CHARS, outline
 
     code = "\n".join(["import os", ""] + [f"x{i} = {i}" for i in range(400)]
                      + ["def refund(order):", '    """Give the money back."""', "    pass"])
-    lines = [403]  # 1-based: the def line
-    text = outline(code, lines)
+    text = outline(code, [2, 403])  # 1-based definition lines (line 2 lies in the head)
     assert len(text) <= FILE_CHARS
-    assert text.startswith('def refund(order):\n"""Give the money back."""\nimport os')
+    assert text.startswith("import os\n\nx0 = 0\n")
+    assert text.endswith('\ndef refund(order):\n"""Give the money back."""')
+    assert "x399" not in text
 
 
 def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monkeypatch):

@@ -29,8 +29,8 @@ from loremap.text import Analyzer
 CHUNK_CHARS = 1000
 CHUNK_OVERLAP = 200
 MAX_CHUNKS = 8
-# A source file longer than this is embedded as its outline: each definition's line and the
-# line after it (a signature and its docstring), then its head. An encoder costs ~0.1 s per
+# A source file longer than this is embedded as its outline: its head, then each definition's
+# line and the line after it (a signature and its docstring). An encoder costs ~0.1 s per
 # window on a core, so a file's vectors cost three windows, not the eight of its first screens.
 FILE_CHARS = 2400
 
@@ -135,19 +135,23 @@ def _with_source(store: IndexStore, todo: list[tuple[str, str]], source: Source 
 
 
 def outline(code: str, lines: Sequence[int], budget: int = FILE_CHARS) -> str:
-    """What a long file is about, in `budget` characters: the line of each definition (1-based
-    `lines`) and the one after it, in order, then the file's first lines."""
+    """What a long file is about, in `budget` characters: its first window (the module
+    docstring, the imports), then the line of each definition (1-based `lines`) and the one
+    after it (a signature and its docstring), in order."""
+    head = code[:CHUNK_CHARS]
+    cut = head.rfind("\n")
+    head = head[:cut] if cut > CHUNK_CHARS // 2 else head
     source = code.splitlines()
-    picked: list[str] = []
-    used = 0
-    for number in sorted(set(lines)):
+    picked = [head.rstrip()]
+    used = len(picked[0])
+    first = head.count("\n") + 1  # definitions inside the head are there already
+    for number in sorted(n for n in set(lines) if n > first):
         for line in source[number - 1:number + 1]:
             line = line.strip()
             if line and used + len(line) < budget:
                 picked.append(line)
                 used += len(line) + 1
-    head = code[: max(0, budget - used)]
-    return "\n".join(picked) + ("\n" + head if head else "")
+    return "\n".join(picked)
 
 
 def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
