@@ -102,6 +102,17 @@ def test_traceback_frames_come_deepest_first_each_once():
                                  "/x/src/shop/pricing.py"]
 
 
+def test_ipython_frames_are_frames_too():
+    log = ("LinAlgError                  Traceback (most recent call last)\n"
+           "File ~/code/sb/seaborn/_core/plot.py:265, in Plot._repr_png_(self)\n"
+           "~/code/sb/seaborn/axisgrid.py in map(self, func, *args)\n"
+           "File ~/code/sb/seaborn/_stats/regression.py:30, in PolyFit._fit_predict(self)\n")
+    assert issue.frames(log) == ["~/code/sb/seaborn/_stats/regression.py",
+                                 "~/code/sb/seaborn/axisgrid.py",
+                                 "~/code/sb/seaborn/_core/plot.py"]
+    assert issue.functions(log)[:3] == ["_fit_predict", "PolyFit", "map"]
+
+
 def test_a_traceback_names_its_functions_deepest_first():
     log = ('Traceback (most recent call last):\n'
            '  File "x/main.py", line 3, in <module>\n'
@@ -183,3 +194,21 @@ def test_a_pathological_paste_is_read_in_one_pass(text):
     parts = issue.read("Title\n\n" + text)
     assert parts[0] == issue.Part("title", "Title")
     assert sum(len(p.text) for p in parts) <= len(text) + 100
+
+
+def test_a_file_many_frames_pass_through_does_not_outrank_where_they_end(shop):  # noqa: F811
+    from loremap.app import App
+
+    log = ("Checkout fails with a negative total\n\nTraceback (most recent call last):\n"
+           '  File "/srv/shop/src/shop/cart.py", line 3, in __init__\n'
+           '  File "/srv/shop/src/shop/cart.py", line 6, in add\n'
+           '  File "/srv/shop/src/shop/cart.py", line 9, in checkout\n'
+           '  File "/srv/shop/src/shop/pricing.py", line 5, in total\n'
+           "ValueError: negative total\n")
+    with App.open() as app:
+        engine = app.engine()
+        engine = getattr(engine, "project", engine)  # the project's engine of a federation
+        hits, symbols = engine._entities(log, [], issue.frames(log), issue.functions(log))
+    # cart.py defines three of the frames' functions, pricing.py one: depth decides.
+    assert [h.id for h in hits] == ["src/shop/pricing.py", "src/shop/cart.py"]
+    assert {s.name for s in symbols["src/shop/cart.py"]} == {"__init__", "add", "checkout"}

@@ -358,6 +358,11 @@ class Engine:
         for hit in symbol_hits:
             if hit.symbol is not None:
                 matched.setdefault(hit.id, []).append(hit.symbol)
+        # A traceback's functions point at the files defining them; in a file of the traceback
+        # they would only count its frames again.
+        named = set(entities.identifiers(text))
+        symbol_hits = [h for h in symbol_hits if h.id not in deep
+                       or (h.symbol is not None and h.symbol.name in named)]
         return entities.merge([*found, *symbol_hits]), matched
 
     def _ppr(self, seeds: dict[str, float]) -> tuple[list[str], dict[str, ppr.Via]]:

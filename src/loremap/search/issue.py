@@ -43,11 +43,16 @@ _KEY_WORD = re.compile(r"[\w.()/-]+")
 _SEPARATOR = re.compile(r":|==|>=|~=|<=")
 _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.(?=\s)|In \[\d*\]:|Out\[\d*\]:|\$|❯+|%|#\s?$)\s?")
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+)")
-# A frame of a traceback: Python's `File "x/y.py", line 12, in f` and pytest's
-# `x/y.py:12: in f` or `x/y.py:12: ValueError`.
-_FRAME = re.compile(r'File "([^"\n]+)", line \d+|^\s*([\w.\\/~:-]+\.py):\d+:', re.MULTILINE)
-_FRAME_FUNCTION = re.compile(r'(?:File "[^"\n]+", line \d+, in |^\s*[\w.\\/~:-]+\.py:\d+: in )'
-                             r'([A-Za-z_]\w*)', re.MULTILINE)
+# A frame of a traceback, its file and its function: Python's `File "x/y.py", line 12, in f`,
+# IPython's `File ~/x/y.py:12, in Plot.f(self)` (8 and later) and `~/x/y.py in f(self)` (7),
+# pytest's `x/y.py:12: in f` (or `x/y.py:12: ValueError`).
+_FRAME = re.compile(
+    r'File "(?P<python>[^"\n]+)", line \d+(?:, in (?P<python_in>[\w.<>]+))?'
+    r'|^[ \t]*File (?P<ipython>[^\s"]+\.py):\d+(?:, in (?P<ipython_in>[\w.<>]+))?'
+    r'|^[ \t]*(?P<ipython7>[^\s"]+\.py) in (?P<ipython7_in>[\w.<>]+)\('
+    r'|^[ \t]*(?P<pytest>[\w.\\/~:-]+\.py):\d+:(?: in (?P<pytest_in>[\w.<>]+))?',
+    re.MULTILINE)
+_FRAME_FILES = ("python", "ipython", "ipython7", "pytest")
 _RULE_LINE = re.compile(r"^\s*[=_*!~+-]{3,}.*[=_*!~+-]{3,}\s*$|^\s*[=_*!~+-]{3,}\s*$")
 _INDENTED = re.compile(r"^(?: {4}|\t)\S")
 # Inline noise: links, HTML tags, hashes, prompt numbers, versions, bare numbers.
@@ -89,14 +94,20 @@ def clean(text: str) -> str:
 def frames(text: str) -> list[str]:
     """The files of the traceback frames in `text`, deepest (last) first, each once: where
     a traceback ends is nearer the fault than where it starts."""
-    found = [m.group(1) or m.group(2) for m in _FRAME.finditer(text)]
+    found = [next(m.group(g) for g in _FRAME_FILES if m.group(g))
+             for m in _FRAME.finditer(text)]
     return list(dict.fromkeys(reversed(found)))
 
 
 def functions(text: str) -> list[str]:
-    """The functions of the traceback frames in `text` (`File "x.py", line 3, in render`),
-    deepest first, each once: names that are code whatever they look like."""
-    found = _FRAME_FUNCTION.findall(text)
+    """The functions of the traceback frames in `text` (`File "x.py", line 3, in render`;
+    `Plot._plot` gives `Plot` and `_plot`), deepest first, each once: names that are code
+    whatever they look like."""
+    found: list[str] = []
+    for m in _FRAME.finditer(text):
+        name = next((m.group(g + "_in") for g in _FRAME_FILES if m.group(g + "_in")), None)
+        if name:
+            found += [n for n in name.split(".") if n.isidentifier()]
     return list(dict.fromkeys(reversed(found)))
 
 
