@@ -65,6 +65,7 @@ def test_an_issue_is_read_as_its_title_prose_code_output_and_noise():
     "- Python version: 3.8.2", "OS: Ubuntu 18.04", "pytest==5.2.2", "attrs      19.3.0",
     "platform linux -- Python 3.7.3, pytest-5.2.2, py-1.8.0, pluggy-0.13.0",
     "====================== 1 passed in 0.01s ======================",
+    ">>>>>>>>>>>>>>>>>> PDB post_mortem (IO-capturing turned off) >>>>>>>>>>>>>>>>>>",
 ])
 def test_version_reports_and_banners_are_noise(line):
     assert [p.kind for p in issue.read(f"Title\n\n{line}\n\nthe end")] == [

@@ -53,7 +53,10 @@ _FRAME = re.compile(
     r'|^[ \t]*(?P<pytest>[\w.\\/~:-]+\.py):\d+:(?: in (?P<pytest_in>[\w.<>]+))?',
     re.MULTILINE)
 _FRAME_FILES = ("python", "ipython", "ipython7", "pytest")
-_RULE_LINE = re.compile(r"^\s*[=_*!~+-]{3,}.*[=_*!~+-]{3,}\s*$|^\s*[=_*!~+-]{3,}\s*$")
+# A rule or a banner (`=== FAILURES ===`, `>>>>> PDB post_mortem >>>>>`): a runner's
+# decoration, whose words are the runner's, not the fault's.
+_RULE_LINE = re.compile(r"^\s*[=_*!~+-]{3,}.*[=_*!~+-]{3,}\s*$|^\s*[=_*!~+-]{3,}\s*$"
+                        r"|^\s*[<>]{4,}.*[<>]{4,}\s*$")
 _INDENTED = re.compile(r"^(?: {4}|\t)\S")
 # Inline noise: links, HTML tags, hashes, prompt numbers, versions, bare numbers.
 _INLINE = re.compile(
