@@ -116,6 +116,8 @@ def test_mmr_moves_a_near_duplicate_down():
     ("The cart and the index get run", []),
     ("requests.get(url) fails", []),
     ("HTTPServerError when parsing", ["HTTPServerError"]),
+    ("the Request has a .register_hook() method", ["register_hook"]),
+    ("then call .send()", []),
 ])
 def test_only_names_that_can_only_be_code_are_entities(text, names):
     assert entities.identifiers(text) == names

@@ -18,7 +18,9 @@ from loremap.model.search import NodeRow, SymbolRow
 
 _CHUNK = re.compile(r"[\w./\\-]*\w")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,6}$")
-_IDENT = re.compile(r"(?<![\w.])(`?)([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(`?)(\()?")
+# A leading dot is a method named on its own (`.register_hook()`), not the middle of a chain.
+_IDENT = re.compile(r"(?<![\w.])(`?)\.?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(`?)"
+                    r"(\()?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _SPACES = re.compile(r"[^\w]+")
 
