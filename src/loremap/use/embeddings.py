@@ -60,7 +60,7 @@ def status(app: App) -> Status:
             problem = str(exc)
     model = embedder.name if embedder is not None else None
     coverage = []
-    for label, store in _stores(app):
+    for label, store in _stores(app, reconcile=True):
         models = store.vector_models()
         mine = [m for m in models if m[0] == model]
         coverage.append(Coverage(label, store.node_count(), mine[0][2] if mine else 0,
@@ -124,7 +124,7 @@ def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
 
     started = time.perf_counter()
     done = 0
-    for _, store in _stores(app):
+    for _, store in _stores(app, reconcile=True):
         with store.write():
             for other, _, _ in store.vector_models():
                 if other == embedder.name and not stale_only or \
@@ -215,10 +215,14 @@ def _missing(store: IndexStore, model: str) -> int:
     return max(0, store.node_count() - have)
 
 
-def _stores(app: App) -> Iterator[tuple[str, IndexStore]]:
+def _stores(app: App, reconcile: bool = False) -> Iterator[tuple[str, IndexStore]]:
+    """The project's index and the personal notes' own (on a shared database), the latter
+    first brought in line with its files when `reconcile` (a recall has done that already)."""
     yield "project", app.store
     personal = app.personal_index()
     if personal is not None:
+        if reconcile:
+            personal.reconcile()
         yield "personal", personal.store
 
 
