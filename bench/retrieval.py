@@ -3,7 +3,7 @@
     python bench/retrieval.py [--only locomo,cosqa,swebench,abstention] [--data DIR]
                               [--config SPEC]
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
-                              [--no-links] [--embedder local]
+                              [--no-links] [--embedder local] [--baseline bm25|lexical]
 
 The data is the external eval set in ../shared/eval (see its README; never copied into the
 repository). A dataset that is absent prints one "skipped" line and the run goes on.
@@ -220,6 +220,16 @@ def _embedder(args: argparse.Namespace, analyzer: Analyzer) -> Any:
     return _EMBEDDERS[args.embedder]
 
 
+def reference(args: argparse.Namespace, store: SqliteStore, kinds: tuple[str, ...],
+              bm25: Callable[[], Ranker], costs: Mapping[str, int] | None = None) -> Ranker:
+    """The baseline column: the plain BM25, or with `--baseline lexical` the same engine
+    without its vectors (so the difference is what `--embedder` adds, paired)."""
+    if args.baseline == "lexical":
+        plain = argparse.Namespace(**{**vars(args), "embedder": ""})
+        return ours(store, store.analyzer, kinds, plain, costs)
+    return bm25()
+
+
 class Clock:
     """Seconds spent per (system, phase), summed over the corpora of a dataset."""
 
@@ -372,7 +382,9 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
                 store.upsert_note(note, "project", f"episodes/{note.id}.md", digest, 0, size)
         mine = ours(store, analyzer, ("note",), args)
         clock.lap("ours index")
-        theirs = baseline({note.id: note.body for note in notes}, analyzer)
+        bodies = {note.id: note.body for note in notes}
+        theirs = reference(args, store, ("note",),
+                           lambda: baseline(bodies, analyzer))  # noqa: B023 (called at once)
         clock.lap("BM25 index")
         turns = {note.id for note in notes}
         for qa in questions:
@@ -451,7 +463,7 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
     mine = ours(store, analyzer, ("file",), args,
                 root=CACHE / "cosqa" / f"v{INDEX_VERSION}" / "files")
     clock.lap("ours index")
-    theirs = baseline(corpus, analyzer)
+    theirs = reference(args, store, ("file",), lambda: baseline(corpus, analyzer))
     clock.lap("BM25 index")
     ranks: list[tuple[str, list[str], list[str]]] = []
     for q in queries:
@@ -648,7 +660,9 @@ def swebench(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[s
         store = code_store(root, db, analyzer, args.fresh)
         mine = ours(store, analyzer, ("file",), args, costs, root=root)
         clock.lap("ours index")
-        theirs = baseline(units, analyzer, costs)
+        theirs = reference(args, store, ("file",),
+                           lambda: baseline(units, analyzer, costs),  # noqa: B023 (at once)
+                           costs)
         clock.lap("BM25 index")
         for inst in group:
             clock.reset()
@@ -696,7 +710,8 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
     """How often `recall` answers "nothing relevant": on questions the memory can answer
     (LoCoMo questions in their own conversation, CoSQA queries over the functions) and on
     questions it cannot (CoSQA's code questions asked of a conversation, LoCoMo's questions
-    asked of the functions). The default configuration, whatever `--config` says."""
+    asked of the functions). The default configuration, whatever `--config` says (with
+    `--embedder`'s vectors)."""
     from loremap.search import Engine, Request
 
     lpath = args.data / "locomo" / "locomo-dev.json"
@@ -711,6 +726,16 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         (cfolder / "code_idx_map.txt").read_text(encoding="utf-8")).items()}
     limit = args.limit or None
 
+    def embedded(store: SqliteStore, root: Path | None = None) -> Any:
+        """`--embedder`'s model with `store`'s nodes embedded (None without one)."""
+        embedder = _embedder(args, analyzer)
+        if embedder is not None:
+            from loremap.search.embed import embed_pending
+
+            embed_pending(store, embedder, source=None if root is None else (
+                lambda path: (root / path).read_text(encoding="utf-8", errors="replace")))
+        return embedder
+
     def rate(engine: Engine, queries: Sequence[str]) -> tuple[float, int]:
         queries = list(queries)[:limit]
         quiet = sum(engine.recall(Request(q)).abstained for q in queries)
@@ -724,7 +749,7 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         with store.write():
             for note in turn_notes(sample["conversation"], links=True):
                 store.upsert_note(note, "project", f"episodes/{note.id}.md", "", 0, 0)
-        engine = Engine(store, analyzer)
+        engine = Engine(store, analyzer, embedder=embedded(store))
         questions = [qa["question"] for qa in sample["qa"]]
         chat_questions += questions
         answered.append(rate(engine, questions))
@@ -737,7 +762,8 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
 
     rows["answerable: LoCoMo questions, own conversation"] = pooled(answered)
     store = cosqa_store(corpus, analyzer, False)
-    engine = Engine(store, analyzer)
+    engine = Engine(store, analyzer, embedder=embedded(store, CACHE / "cosqa" /
+                                                         f"v{INDEX_VERSION}" / "files"))
     rows["answerable: CoSQA queries, the functions"] = rate(engine, code_queries)
     rows["unanswerable: CoSQA queries, each conversation"] = pooled(crossed)
     rows["unanswerable: LoCoMo questions, the functions"] = rate(engine, chat_questions[::5])
@@ -762,6 +788,9 @@ def main() -> None:
     parser.add_argument("--engine", choices=("engine", "bm25-fts"), default="engine")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached code indexes")
     parser.add_argument("--no-links", action="store_true", help="LoCoMo: no links between turns")
+    parser.add_argument("--baseline", choices=("bm25", "lexical"), default="bm25",
+                        help="the column beside ours: the plain BM25, or the same engine "
+                             "without vectors (with --embedder: what the vectors add)")
     parser.add_argument("--embedder", default="",
                         help="ours with this search.embedder (e.g. local): its vectors are "
                              "kept with the cached indexes")
@@ -771,7 +800,11 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown dataset(s) {', '.join(sorted(unknown))}; use {', '.join(DATASETS)}")
     label = f"engine, config {args.config!r}" if args.engine == "engine" else "bm25-fts"
-    print(f"loremap bench/retrieval.py — ours: {label}; baseline: BM25 k1 1.5 b 0.75; "
+    if args.embedder:
+        label += f", embedder {args.embedder}"
+    base = ("the same engine without vectors (the 'BM25' column)" if args.baseline == "lexical"
+            else "BM25 k1 1.5 b 0.75")
+    print(f"loremap bench/retrieval.py — ours: {label}; baseline: {base}; "
           f"Python {sys.version.split()[0]}; data {args.data}")
     analyzer = Analyzer(["en"])
     report: dict[str, Any] = {"engine": args.engine, "config": args.config, "limit": args.limit}
