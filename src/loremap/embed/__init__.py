@@ -176,6 +176,7 @@ class Watched:
         self.inner = inner
         self.failures = failures
         self.name = inner.name
+        self._last: tuple[str, Vector] | None = None
 
     def report(self, message: str) -> None:
         """A failure found around the model (vectors of another dimension in the index)."""
@@ -189,8 +190,14 @@ class Watched:
             raise
 
     def embed_query(self, text: str) -> Vector:
+        # The project's and the personal index's engines ask for the same question's vector
+        # in one recall: computed (or sent to an endpoint) once.
+        if self._last is not None and self._last[0] == text:
+            return self._last[1]
         try:
-            return self.inner.embed_query(text)
+            vector = self.inner.embed_query(text)
         except EmbedderUnavailable as exc:
             self.failures.append(str(exc))
             raise
+        self._last = (text, vector)
+        return vector
