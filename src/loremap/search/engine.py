@@ -15,7 +15,8 @@ One `recall` serves `loremap search`, the MCP `recall` tool and the prompt hook:
    searched alone),
    **sections** (code files ranked by their best-matching section: a run of definitions,
    so a long file's relevant function is not drowned by the rest of the file), **ppr**
-   (Personalized PageRank by local push from the top of bm25 and entities) and **vectors**
+   (Personalized PageRank by local push from the top of bm25 and entities; an issue's walk
+   from its entities alone) and **vectors**
    (only with an embedder);
 3. fuse with RRF (k = 30, a weight per list); tests, examples and docs keep `aside` of their
    score unless the question speaks of them; optionally diversify with MMR;
