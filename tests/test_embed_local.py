@@ -355,3 +355,14 @@ def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monk
     assert [m[0] for m in status["others"]] == ["hash-256"]
     assert cli("reembed").code == 0
     assert json.loads(cli("embed", "status", "--json").out)["indexes"][0]["others"] == []
+
+
+def test_a_pasted_issue_is_ranked_without_the_vector_lists(project, cli, monkeypatch):
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
+    _remember(cli)
+    only = "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"
+    issue = ("Coupon applied twice on reload\n\nThe discount code counts two times when the "
+             "checkout page is reloaded.\n\nSteps: apply a coupon, reload the page.\n")
+    assert not _search(cli, issue, "--tuning", only)["items"]
+    found = _search(cli, issue, "--tuning", only + ",issue_vectors=1")["items"]
+    assert found and found[0]["id"] == "gotcha-coupon-applied-twice"
