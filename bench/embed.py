@@ -1,7 +1,8 @@
 """What vectors cost: loading a model, embedding a query, embedding a project, storing the
 vectors, and a recall with them, each next to a baseline measured in the same run.
 
-    python bench/embed.py [--embedder local] [--size 10k] [--queries 100] [--json OUT]
+    python bench/embed.py [--embedder local] [--size 10k] [--queries 100] [--sample 400]
+                          [--json OUT]
 
 The corpus is bench/search.py's (real Django code plus generated notes, built once under
 /tmp/loremap-bench-corpora); it is copied to a scratch folder and every node is embedded.
@@ -9,8 +10,10 @@ Measured:
   - model load in process (numpy already imported) and as a whole process that loads it and
     embeds one query, next to `python -c pass`;
   - query embedding p50/p95, warm, on the bench's questions (one BLAS thread: the default);
-  - embedding every node of the corpus (`loremap reembed`'s work): nodes/s and chunks/s per
-    core, and the index file's growth per 10k vectors;
+  - embedding a sample of the corpus's nodes for real (`loremap reembed`'s work, files read
+    from the working tree): nodes/s and windows/s on one core, the time all nodes would take,
+    and the index file's growth per 10k vectors; the other nodes then get random unit vectors
+    (a scan's cost does not depend on the values);
   - `engine.recall` p50/p95 with vectors (query embedding included) next to the same engine
     without them, on the same questions, warm.
 Targets (informative, exit 0): recall p95 <= 30 ms at 10k nodes with vectors.
@@ -73,6 +76,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--size", default="10k", choices=("1k", "10k", "100k"))
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--sample", type=int, default=400,
+                        help="nodes embedded for real (the rest get random vectors)")
     parser.add_argument("--runs", type=int, default=5, help="whole processes timed")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -90,23 +95,48 @@ def main() -> None:
 
     django = fetch_django(CACHE)
     words = docs_words(django)
-    source = corpus(args.size, django, words, CACHE, fresh=False)
+    source = corpus(args.size, django, words, CACHE, fresh=False)[0]
     queries = [q for _, q in queries_for(source, words, args.size, args.queries)]
     scratch = Path(tempfile.mkdtemp(prefix="loremap-embed-bench-"))
     try:
         root = scratch / "project"
         shutil.copytree(source, root, symlinks=True)
-        figures.update(measure(root, queries, args.embedder))
+        figures.update(measure(root, queries, args.embedder, args.sample))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
 
-def measure(root: Path, queries: list[str], spec: str) -> dict[str, Any]:
+def fill(store: Any, model: str, dim: int) -> None:
+    """Random unit vectors (seeded) for the nodes the sample left without one: a recall's cost
+    does not depend on the values it scans, and embedding 10k nodes for real takes tens of
+    minutes on one core (the figure above)."""
+    import math
+    import random
+
+    # The standard library's generator: numpy's imports `secrets`, which bench/secrets.py
+    # shadows when this script runs from bench/.
+    rng = random.Random(7)
+    while True:
+        todo = store.missing_vectors(model, 1000)
+        if not todo:
+            return
+        vectors = []
+        for _ in todo:
+            vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+            norm = math.sqrt(sum(v * v for v in vec))
+            vectors.append([v / norm for v in vec])
+        with store.write():
+            store.put_vectors(model, dim, [(node_id, 0, vec) for (node_id, _), vec
+                                           in zip(todo, vectors, strict=True)])
+
+
+def measure(root: Path, queries: list[str], spec: str, sample: int) -> dict[str, Any]:
     import os
 
     from loremap.search.embed import chunks, embed_pending
+    from loremap.use.embeddings import source
 
     os.environ["LOREMAP_EMBEDDER"] = spec
     figures: dict[str, Any] = {}
@@ -126,21 +156,23 @@ def measure(root: Path, queries: list[str], spec: str) -> dict[str, Any]:
         figures["query_embedding"] = {"p50": statistics.median(timed), "p95": pct(timed, 0.95)}
 
         store = app.store
-        texts = store.missing_vectors(embedder.name, 10**9)
-        pieces = sum(len(chunks(text)) for _, text in texts)
         index = app.index_path
         size_before = disk(index)
+        todo = store.missing_vectors(embedder.name, sample)
+        pieces = sum(len(chunks(text)) for _, text in todo)
         started = time.perf_counter()
-        done = embed_pending(store, embedder)
+        done = embed_pending(store, embedder, most=sample, source=source(app))
         seconds = time.perf_counter() - started
         grown = disk(index) - size_before
-        print(f"embedding every node: {done} nodes ({pieces} chunks) in {seconds:.1f} s: "
-              f"{done / seconds:.1f} nodes/s, {pieces / seconds:.1f} chunks/s on one core; "
-              f"index grew {grown / 2**20:.1f} MB ({grown / 2**20 * 10_000 / max(pieces, 1):.1f}"
-              " MB per 10k vectors)")
-        figures["embedding"] = {"nodes": done, "chunks": pieces, "seconds": seconds,
+        total = store.node_count()
+        print(f"embedding {done} nodes ({pieces} windows, code read from the files) in "
+              f"{seconds:.1f} s: {done / seconds:.1f} nodes/s, {pieces / seconds:.1f} windows/s "
+              f"on one core; all {total} nodes would take ~{total / (done / seconds) / 60:.0f} "
+              f"min; the index grew {grown / 2**20 * 10_000 / max(pieces, 1):.1f} MB per 10k "
+              "vectors")
+        figures["embedding"] = {"nodes": done, "windows": pieces, "seconds": seconds,
                                 "mb_per_10k_vectors": grown / 2**20 * 10_000 / max(pieces, 1)}
-
+        fill(store, embedder.name, len(embedder.embed_query("x")))
         lexical = Engine(store, app.memory.analyzer)
         vectors = app.engine()
         assert isinstance(vectors, Engine)
