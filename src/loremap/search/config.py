@@ -42,7 +42,7 @@ class SearchConfig(NamedTuple):
     abstain: bool = True  # answer "nothing relevant" when no best match covers the question
     coverage: float = 0.3  # share of the question's IDF mass one of the best matches must hold
     meaning: float = 0.5  # or a vector match at least this close (cosine) answers instead
-    code_vectors: float = 2.0  # the vector list's weight among code, times `vectors`
+    code_vectors: float = 1.0  # the vector list's weight among code, times `vectors`
     issue_vectors: float = 0.0  # the vector lists' weight for a pasted issue, times theirs
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     aside: float = 0.5  # share of its score a test, example or docs file keeps (aside.py)
