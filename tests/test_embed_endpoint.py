@@ -9,11 +9,11 @@ import math
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import NamedTuple
 
 import pytest
 
+from httpstub import Quiet, serve
 from loremap.embed.endpoint import EndpointEmbedder, endpoint_url
 from loremap.errors import EmbedderUnavailable, InvalidInput
 
@@ -62,7 +62,7 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 def server() -> Iterator[StandIn]:
     state = StandIn()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(Quiet):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             body = json.loads(raw)
@@ -79,21 +79,13 @@ def server() -> Iterator[StandIn]:
             except OSError:  # the client gave up (the timeout test)
                 pass
 
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_port}"
-    try:
-        yield state
-    finally:
-        if state.hold is not None:
-            state.hold.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serve(Handler) as url:
+        state.url = url
+        try:
+            yield state
+        finally:
+            if state.hold is not None:
+                state.hold.set()
 
 
 def _refusal(embedder: EndpointEmbedder, texts: list[str]) -> str:

@@ -12,15 +12,14 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from httpstub import Quiet, serve
 from loremap.embed.hub import ENCODER_FILES, fetch, slug
 from loremap.errors import EmbedderUnavailable, InvalidInput
 
@@ -102,7 +101,7 @@ def _file(repo: Repo, body: bytes) -> Answer:
 def hub() -> Iterator[Hub]:
     state = Hub()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(Quiet):
         def do_GET(self) -> None:
             state.requests.append(f"{self.command} {self.path}")
             status, body, headers = state.answer(unquote(urlsplit(self.path).path))
@@ -116,19 +115,9 @@ def hub() -> Iterator[Hub]:
 
         do_HEAD = do_GET
 
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_port}"
-    try:
+    with serve(Handler) as url:
+        state.url = url
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 class Outcome(NamedTuple):

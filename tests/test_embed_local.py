@@ -262,12 +262,12 @@ def test_an_endpoint_that_changes_its_dimension_is_refused_until_reembed(project
     """The endpoint provider end to end against a stand-in OpenAI-compatible server: enable,
     search by the vector list, then the server's model changes dimension under the same name."""
     import hashlib
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from httpstub import Quiet, serve
 
     dim = [4]
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(Quiet):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             data = [{"index": i, "embedding": [b / 255 + 0.01 for b in
@@ -280,14 +280,8 @@ def test_an_endpoint_that_changes_its_dimension_is_refused_until_reembed(project
             self.end_headers()
             self.wfile.write(answer)
 
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
-        monkeypatch.setenv("LOREMAP_EMBED_URL", f"http://127.0.0.1:{httpd.server_port}")
+    with serve(Handler) as url:
+        monkeypatch.setenv("LOREMAP_EMBED_URL", url)
         _remember(cli)
         result = cli("embed", "enable", "--model", "endpoint:tiny")
         assert result.code == 0 and "vectors are on with endpoint:tiny" in result.out
@@ -302,10 +296,6 @@ def test_an_endpoint_that_changes_its_dimension_is_refused_until_reembed(project
         assert status["dim"] == 8 and status["embedded"] == status["nodes"]
         result = cli("search", "coupon applied twice")
         assert result.code == 0 and "degraded" not in result.err
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):

@@ -22,13 +22,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from conftest import Result, git
 from loremap.embed import LOCAL_MODEL
+from test_embed_local import NOTES
 
-NOTES = [("decision", "Atomic note writes",
-          "A note goes to a temporary file, is fsynced and renamed over the old one, so a "
-          "crash never leaves half a file."),
-         ("gotcha", "Coupon applied twice",
-          "The checkout counted the discount code two times when the page was reloaded."),
-         ("concept", "Token budget", "A recall returns the best items that fit in the budget.")]
 GOTCHA = "gotcha-coupon-applied-twice"
 # No word of the question is in any note: only its meaning matches.
 QUESTION = "a promo voucher got deducted repeatedly"
