@@ -190,7 +190,9 @@ class App:
         `hook`, a model whose loading costs more than the prompt hook's budget is None too (the
         hook stays lexical; the log says why)."""
         spec = self.settings.get_str("search.embedder")
-        if hook and spec and self._embedder is False:
+        if not spec:
+            return None  # vectors off: nothing to import
+        if hook and self._embedder is False:
             from loremap.embed import loads_fast
 
             if not loads_fast(spec):
