@@ -356,3 +356,20 @@ def test_a_pasted_issue_is_ranked_without_the_vector_lists(project, cli, monkeyp
     assert not _search(cli, issue, "--tuning", only)["items"]
     found = _search(cli, issue, "--tuning", only + ",issue_vectors=1")["items"]
     assert found and found[0]["id"] == "gotcha-coupon-applied-twice"
+
+
+def test_a_model_s_query_and_document_prompts_go_before_its_texts(local, tmp_path):
+    import shutil
+
+    from loremap.embed import local_model_folder
+
+    folder = tmp_path / "prompted"
+    shutil.copytree(local_model_folder(tmp_path / "models"), folder)
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(
+        {"prompts": {"query": "query: ", "document": "passage: "}}), encoding="utf-8")
+    prompted = make_embedder(str(folder), Analyzer(["en"]), EmbedSettings(tmp_path / "m"))
+    assert prompted is not None
+    question, text = TEXTS[0], TEXTS[1]
+    assert float(prompted.embed_query(question) @ local.embed(["query: " + question])[0]) > 0.9999
+    assert float(prompted.embed([text])[0] @ local.embed(["passage: " + text])[0]) > 0.9999
+    assert float(local.embed_query(question) @ local.embed([question])[0]) > 0.9999
