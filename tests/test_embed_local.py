@@ -373,3 +373,33 @@ def test_a_model_s_query_and_document_prompts_go_before_its_texts(local, tmp_pat
     assert float(prompted.embed_query(question) @ local.embed(["query: " + question])[0]) > 0.9999
     assert float(prompted.embed([text])[0] @ local.embed(["passage: " + text])[0]) > 0.9999
     assert float(local.embed_query(question) @ local.embed([question])[0]) > 0.9999
+
+
+def test_reembed_on_two_worker_processes_gives_the_vectors_of_one(project, cli, monkeypatch):
+    import loremap.codemap.pool as pool
+    import loremap.use.embeddings as embeddings
+    from loremap.app import App
+
+    _remember(cli)
+    for i in range(6):
+        assert cli("remember", "-t", "concept", "--title", f"Topic {i}",
+                   "-m", f"Notes about subject number {i} and its refunds.").code == 0
+    started = []
+    real = pool.parse_pool
+    monkeypatch.setattr(pool, "parse_pool", lambda *a, **k: started.append(a) or real(*a, **k))
+    monkeypatch.setattr(embeddings, "POOL_FROM", 1)
+
+    def nearest() -> list[tuple[str, float]]:
+        with App.open(project) as app:
+            embedder = app.embedder()
+            assert embedder is not None
+            return app.store.nearest_vectors(embedder.name, embedder.embed_query("refunds"), 20)
+
+    monkeypatch.setenv("LOREMAP_EMBED_WORKERS", "1")
+    assert cli("embed", "enable").code == 0 and not started
+    alone = nearest()
+    monkeypatch.setenv("LOREMAP_EMBED_WORKERS", "2")
+    assert cli("reembed").code == 0 and len(started) == 1 and started[0][0] == 2
+    pooled = nearest()
+    assert [i for i, _ in pooled] == [i for i, _ in alone]
+    assert [s for _, s in pooled] == pytest.approx([s for _, s in alone], abs=1e-5)

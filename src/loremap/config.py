@@ -84,6 +84,9 @@ SETTINGS: tuple[Setting, ...] = (
             "only, never from config.toml."),
     Setting("embed.timeout_s", 30.0, "LOREMAP_EMBED_TIMEOUT_S",
             "Seconds to wait for the embeddings server before search continues lexical."),
+    Setting("embed.workers", 0, "LOREMAP_EMBED_WORKERS",
+            "Processes that run the model when `embed enable`, `reembed` or `index` embed many "
+            "nodes (0: one per CPU, at most 4; 1: this process alone)."),
     Setting("embed.recall_batch", 64, "LOREMAP_EMBED_RECALL_BATCH",
             "Nodes without a vector that a search embeds before it answers (more wait for "
             "`loremap index` or `loremap reembed`, which embed them all)."),

@@ -30,14 +30,17 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import ProcessPoolExecutor
 
 WATCH_S = 1.0  # how often a worker without prctl looks at its parent
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def parse_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of `workers` processes that exit when this process dies."""
+def parse_pool(workers: int, setup: Callable[..., None] | None = None,
+               args: tuple[object, ...] = ()) -> ProcessPoolExecutor:
+    """A pool of `workers` processes that exit when this process dies; each then runs
+    `setup(*args)` (the embedding workers load their model there)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.context import BaseContext
@@ -49,7 +52,13 @@ def parse_pool(workers: int) -> ProcessPoolExecutor:
         # would end each one at once. Outcome: spawn, whose workers are our children.
         context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                               initializer=die_with, initargs=(os.getpid(),))
+                               initializer=_start, initargs=(os.getpid(), setup, args))
+
+
+def _start(owner: int, setup: Callable[..., None] | None, args: tuple[object, ...]) -> None:
+    die_with(owner)
+    if setup is not None:
+        setup(*args)
 
 
 def die_with(owner: int) -> None:

@@ -20,6 +20,7 @@ from loremap.errors import EmbedderUnavailable, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from loremap.app import App
+    from loremap.embed.pooled import Pooled
     from loremap.search.embed import Embedder, Source
     from loremap.store import IndexStore
 
@@ -120,26 +121,58 @@ def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
     if embedder is None:
         embedder = _load(app)
         embedder.embed_query("loremap")
-    from loremap.search.embed import embed_pending
-
     started = time.perf_counter()
-    done = 0
-    for _, store in _stores(app, reconcile=True):
+    stores = [store for _, store in _stores(app, reconcile=True)]
+    for store in stores:
         with store.write():
             for other, _, _ in store.vector_models():
                 if other == embedder.name and not stale_only or \
                         other != embedder.name and drop_others:
                     store.drop_vectors(other)
-        total = _missing(store, embedder.name)
-        counted = [0]
-
-        def step(n: int, counted: list[int] = counted, total: int = total) -> None:
-            counted[0] += n
-            if progress is not None:
-                progress(counted[0], total)
-
-        done += embed_pending(store, embedder, progress=step, source=source(app))
+    pooled = _pooled(app, embedder, stores)
+    done = 0
+    try:
+        for store in stores:
+            done += _embed_all(store, pooled or embedder, progress, source(app))
+    finally:
+        if pooled is not None:
+            pooled.close()
     return Embedded(embedder.name, done, time.perf_counter() - started)
+
+
+POOL_FROM = 256  # nodes waiting before a reembed runs the model in a process per core
+
+
+def _pooled(app: App, embedder: Embedder, stores: list[IndexStore]) -> Pooled | None:
+    """A pool of the model's workers when there is enough to embed and more than one core."""
+    import os
+
+    from loremap.embed.bert import BertEncoder
+
+    if not isinstance(embedder, BertEncoder):
+        return None  # hash is instant; an endpoint waits on its server, not on our cores
+    workers = app.settings.get_int("embed.workers") or min(4, os.cpu_count() or 1)
+    if workers < 2 or sum(_missing(store, embedder.name) for store in stores) < POOL_FROM:
+        return None
+    from loremap.embed.pooled import Pooled
+
+    return Pooled(embedder, app.settings.get_str("search.embedder"), app.embed_settings(),
+                  workers)
+
+
+def _embed_all(store: IndexStore, embedder: Embedder, progress: Progress | None,
+               read: Source | None) -> int:
+    from loremap.search.embed import embed_pending
+
+    total = _missing(store, embedder.name)
+    counted = [0]
+
+    def step(n: int) -> None:
+        counted[0] += n
+        if progress is not None:
+            progress(counted[0], total)
+
+    return embed_pending(store, embedder, progress=step, source=read)
 
 
 def embed_new(app: App, progress: Progress | None = None) -> tuple[int, list[str]]:
