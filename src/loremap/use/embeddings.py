@@ -3,9 +3,11 @@
 
 The CLI (`loremap embed ...`, `loremap reembed`, `loremap index`) and the recall path call
 these; each covers the project's index and, on a shared database, the personal notes' own.
-Switching models drops the other models' vectors (they are derived data, and a store of two
-models' vectors answers for neither); a vector of the wrong dimension is refused by the store,
-which names `loremap reembed`.
+Switching models (`embed enable`) and a full `reembed` drop the other models' vectors (derived
+data, never compared with another model's); `reembed --stale-only`, `index` and a search never
+do, so on a shared database a clone that names another model wipes nobody's. A vector of the
+wrong dimension is refused by the store, which names `loremap reembed`. Long jobs run the model
+in a worker per core (`embed/pooled.py`).
 """
 
 from __future__ import annotations
