@@ -60,6 +60,17 @@ def test_the_walk_ranks_near_nodes_first_and_explains_how_they_were_reached():
     assert 0.99 < sum(score.values()) <= 1.0  # residuals too small to push settle a share
 
 
+def test_the_walk_gives_a_note_linking_to_a_seed_more_than_the_note_the_seed_links_to():
+    # "older" <- "seed" <- "newer": the seed links back to what it followed, and "newer"
+    # (written after the seed, linking to it) holds what came of it.
+    g = Graph([("seed", "older", 1.0, "declared"), ("newer", "seed", 1.0, "declared")])
+    score, via, _ = ppr.push(g, {"seed": 1.0}, alpha=0.3, max_pushes=50, epsilon=1e-6)
+    assert score["newer"] > 2 * score["older"] > 0
+    assert via["newer"].origin == via["older"].origin == "declared"
+    assert ppr.edge_weight(Neighbor("newer", "rel", "declared", 1.0, False)) == \
+        4 * ppr.edge_weight(Neighbor("older", "rel", "declared", 1.0, True))
+
+
 def test_the_walk_does_the_same_work_on_a_small_and_a_huge_graph():
     rng = random.Random(7)
 
