@@ -132,18 +132,7 @@ def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: a
     if args.engine == "engine":
         from loremap.search import Engine, Request, SearchConfig
 
-        embedder = _embedder(args, analyzer)
-        if embedder is not None:
-            from loremap.search.embed import embed_pending
-
-            def source(path: str) -> str | None:
-                try:
-                    return (root / path).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    return None
-
-            # Cached with the store: the next run reuses them.
-            embed_pending(store, embedder, source=source if root is not None else None)
+        embedder = embedded(args, analyzer, store, root)
         engine = Engine(store, analyzer, config=SearchConfig.parse(args.config),
                         embedder=embedder)
 
@@ -169,6 +158,24 @@ def ours(store: SqliteStore, analyzer: Analyzer, kinds: tuple[str, ...], args: a
 
 
 _EMBEDDERS: dict[str, Any] = {}
+
+
+def embedded(args: argparse.Namespace, analyzer: Analyzer, store: SqliteStore,
+             root: Path | None = None) -> Any:
+    """`--embedder`'s model (None without one) once every node of `store` has its vectors,
+    a file's code read from `root`. The vectors stay with the cached store for the next run."""
+    embedder = _embedder(args, analyzer)
+    if embedder is not None:
+        from loremap.search.embed import embed_pending
+
+        def source(path: str) -> str | None:
+            try:
+                return (root / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+
+        embed_pending(store, embedder, source=source if root is not None else None)
+    return embedder
 
 
 class CachedEmbedder:
@@ -726,16 +733,6 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         (cfolder / "code_idx_map.txt").read_text(encoding="utf-8")).items()}
     limit = args.limit or None
 
-    def embedded(store: SqliteStore, root: Path | None = None) -> Any:
-        """`--embedder`'s model with `store`'s nodes embedded (None without one)."""
-        embedder = _embedder(args, analyzer)
-        if embedder is not None:
-            from loremap.search.embed import embed_pending
-
-            embed_pending(store, embedder, source=None if root is None else (
-                lambda path: (root / path).read_text(encoding="utf-8", errors="replace")))
-        return embedder
-
     def rate(engine: Engine, queries: Sequence[str]) -> tuple[float, int]:
         queries = list(queries)[:limit]
         quiet = sum(engine.recall(Request(q)).abstained for q in queries)
@@ -749,7 +746,7 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         with store.write():
             for note in turn_notes(sample["conversation"], links=True):
                 store.upsert_note(note, "project", f"episodes/{note.id}.md", "", 0, 0)
-        engine = Engine(store, analyzer, embedder=embedded(store))
+        engine = Engine(store, analyzer, embedder=embedded(args, analyzer, store))
         questions = [qa["question"] for qa in sample["qa"]]
         chat_questions += questions
         answered.append(rate(engine, questions))
@@ -762,8 +759,8 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
 
     rows["answerable: LoCoMo questions, own conversation"] = pooled(answered)
     store = cosqa_store(corpus, analyzer, False)
-    engine = Engine(store, analyzer, embedder=embedded(store, CACHE / "cosqa" /
-                                                         f"v{INDEX_VERSION}" / "files"))
+    engine = Engine(store, analyzer, embedder=embedded(
+        args, analyzer, store, CACHE / "cosqa" / f"v{INDEX_VERSION}" / "files"))
     rows["answerable: CoSQA queries, the functions"] = rate(engine, code_queries)
     rows["unanswerable: CoSQA queries, each conversation"] = pooled(crossed)
     rows["unanswerable: LoCoMo questions, the functions"] = rate(engine, chat_questions[::5])
