@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from loremap.errors import EmbedderUnavailable, InvalidInput
 from loremap.store import VectorStore  # the index's vectors (declared with the store)
+from loremap.text import Analyzer
 
 if TYPE_CHECKING:
     from loremap.store import IndexStore
-from loremap.text import Analyzer
 
 # A chunk is about 1,000 characters (~250 word pieces, the MiniLM window) with 200 of overlap,
 # cut at a line or word boundary; a node gets at most 8 (a whole source file's body is long,
@@ -30,7 +30,7 @@ CHUNK_CHARS = 1000
 CHUNK_OVERLAP = 200
 MAX_CHUNKS = 8
 # A source file longer than this is embedded as its outline: its head, then each definition's
-# line and the line after it (a signature and its docstring). An encoder costs ~0.1 s per
+# line and the line after it (a signature and its docstring). An encoder costs ~0.07 s per
 # window on a core, so a file's vectors cost three windows, not the eight of its first screens.
 FILE_CHARS = 2400
 
@@ -111,7 +111,7 @@ Source = Callable[[str], str | None]
 
 def _units(todo: Sequence[tuple[str, str]]) -> Iterator[tuple[str, int, str]]:
     for node_id, text in todo:
-        for number, piece in enumerate(chunks(text) or [text]):
+        for number, piece in enumerate(chunks(text)):  # never empty: a short text is one
             yield node_id, number, piece
 
 

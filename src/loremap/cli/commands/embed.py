@@ -52,10 +52,12 @@ def _status(found: embeddings.Status, as_json: bool) -> int:
         if found.problem:
             out.append(f"degraded: {found.problem}; search is lexical")
     for c in found.coverage:
-        dim = f", {c.dim} dimensions" if c.dim else ""
-        out.append(f"{c.scope} index: {c.embedded} of {count(c.nodes, 'node')} embedded{dim}, "
-                   f"{max(0, c.nodes - c.embedded)} pending" if found.model else
-                   f"{c.scope} index: {count(c.nodes, 'node')}")
+        line = f"{c.scope} index: {count(c.nodes, 'node')}"
+        if found.model:
+            dim = f", {c.dim} dimensions" if c.dim else ""
+            line = (f"{c.scope} index: {c.embedded} of {count(c.nodes, 'node')} embedded{dim}, "
+                    f"{max(0, c.nodes - c.embedded)} pending")
+        out.append(line)
         out += [f"  {n} nodes hold vectors of {m} ({d} dimensions), unused: `loremap reembed` "
                 "drops them" for m, d, n in c.others]
         if c.broken:
