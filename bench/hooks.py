@@ -1,6 +1,6 @@
 """Hook latency: `loremap-hook <event>` as a whole process, the way Claude Code runs it.
 
-    python bench/hooks.py [--runs 30] [--fresh] [--json OUT]
+    python bench/hooks.py [--runs 30] [--fresh] [--json OUT] [--no-daemon]
 
 The project is bench/search.py's 10k corpus (Django 5.1.4's code plus generated notes, ~10k
 nodes; built once under /tmp/loremap-bench-corpora, `--fresh` rebuilds), copied to a scratch
@@ -14,9 +14,14 @@ fed the event JSON on stdin:
   - session-start (startup, nothing changed: an incremental index that parses nothing),
     session-start after compaction, pre-tool (a file with notes, a new session each run),
     post-tool (the meter), stop, pre-compact.
-Baselines in the same run: `python -c pass` (interpreter start) and `python -c "import
-loremap.hook"`. Targets: prompt p50 <= 80 ms and p95 <= 150 ms; session start with nothing
-changed <= 300 ms (p50). Machines are shared and noisy: read medians and ratios.
+Each event is measured three ways in the same run: in its own process (`LOREMAP_DAEMON=off`,
+what every hook did before the daemon), through a warm daemon (`loremap daemon`, started once
+and warmed by one call of each event), and falling back (the daemon is on but none runs and
+none may start: the cost of finding that out). Baselines in the same run: `python -c pass`
+(interpreter start) and `python -c "import loremap.hook"`. Targets: in process, prompt p50 <= 80
+ms and p95 <= 150 ms, session start with nothing changed <= 300 ms (p50); through the daemon,
+prompt p50 <= 40 ms and p95 <= 80 ms, session start <= 100 ms, pre-tool <= 30 ms (p50).
+Machines are shared and noisy: read medians and ratios.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from transcripts import generate  # noqa: E402
 from vault import percentile  # noqa: E402
 
 TARGETS = {"prompt": (80.0, 150.0), "session-start": (300.0, None)}
+WARM_TARGETS = {"prompt": (40.0, 80.0), "session-start": (100.0, None), "pre-tool": (30.0, None)}
 
 
 def hook_command() -> list[str]:
@@ -50,10 +56,11 @@ def hook_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "loremap.hook"]
 
 
-def run_once(cmd: list[str], payload: dict[str, Any] | None, cwd: Path) -> float:
+def run_once(cmd: list[str], payload: dict[str, Any] | None, cwd: Path,
+             env: dict[str, str] | None = None) -> float:
     data = json.dumps(payload).encode() if payload is not None else b""
     start = time.perf_counter()
-    done = subprocess.run(cmd, input=data, cwd=cwd, capture_output=True, check=True)
+    done = subprocess.run(cmd, input=data, cwd=cwd, capture_output=True, check=True, env=env)
     elapsed = time.perf_counter() - start
     if payload is not None and done.stdout and not done.stdout.startswith(b"{"):
         raise RuntimeError(f"unexpected hook output: {done.stdout[:200]!r}")
@@ -80,8 +87,8 @@ def noted_file(root: Path) -> str:
     return str(row[0])
 
 
-def measure(root: Path, transcript: Path, prompts: list[str], runs: int
-            ) -> dict[str, dict[str, float]]:
+def measure(root: Path, transcript: Path, prompts: list[str], runs: int,
+            env: dict[str, str], baselines: bool = True) -> dict[str, dict[str, float]]:
     hook = hook_command()
     base = {"session_id": "bench", "transcript_path": str(transcript), "cwd": str(root)}
     target = str(root / noted_file(root))
@@ -97,14 +104,65 @@ def measure(root: Path, transcript: Path, prompts: list[str], runs: int
                                       "stop_hook_active": False}),
         "pre-compact": (["pre-compact"], lambda i: {**base, "trigger": "auto"}),
     }
-    out = {"python -c pass": stats([run_once([sys.executable, "-c", "pass"], None, root)
-                                    for _ in range(runs)]),
-           "import loremap.hook": stats([run_once([sys.executable, "-c", "import loremap.hook"],
-                                                  None, root) for _ in range(runs)])}
+    out = {}
+    if baselines:
+        out = {"python -c pass": stats([run_once([sys.executable, "-c", "pass"], None, root)
+                                        for _ in range(runs)]),
+               "import loremap.hook": stats([run_once([sys.executable, "-c",
+                                                       "import loremap.hook"], None, root)
+                                             for _ in range(runs)])}
     for name, (args, payload) in events.items():
-        run_once([*hook, *args], payload(runs), root)  # warm-up (and a first incremental index)
-        out[name] = stats([run_once([*hook, *args], payload(i), root) for i in range(runs)])
+        # warm-up (a first incremental index; through the daemon, the project's App)
+        run_once([*hook, *args], payload(runs), root, env)
+        out[name] = stats([run_once([*hook, *args], payload(i), root, env)
+                           for i in range(runs)])
     return out
+
+
+def paused(env: dict[str, str]) -> None:
+    """Keep a daemon from being started for the next few seconds (`wire.SPAWN_PAUSE_S`)."""
+    from loremap import wire
+
+    folder = wire.private_dir(os.path.dirname(wire.socket_path(env)))
+    Path(folder, f"spawned-{wire.install_id()}").touch()
+
+
+def through_daemon(root: Path, transcript: Path, prompts: list[str], runs: int,
+                   env: dict[str, str]) -> dict[str, dict[str, float]]:
+    from loremap import wire
+
+    daemon = subprocess.Popen([sys.executable, "-m", "loremap.daemon"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if not wire.wait_ready(env, 60):
+            raise RuntimeError("the daemon did not start")
+        figures = measure(root, transcript, prompts, runs, env, baselines=False)
+        answer = wire.ask({"op": "status"}, env)
+        if answer is not None:
+            figures["daemon RSS (MB)"] = {"p50": answer["rss_kb"] / 1024, "p95": 0.0,
+                                          "n": float(answer["requests"])}
+        return figures
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
+
+
+def report(title: str, figures: dict[str, dict[str, float]], start: float,
+           targets: dict[str, tuple[float, float | None]]) -> None:
+    print(title)
+    for name, s in figures.items():
+        if name.endswith("(MB)"):
+            print(f"  {name:26} {s['p50']:7.1f} after {s['n']:.0f} requests")
+            continue
+        line = (f"  {name:26} p50 {s['p50']:7.1f}  p95 {s['p95']:7.1f}   "
+                f"{s['p50'] / start:4.1f}x interpreter start")
+        target = targets.get(name)
+        if target is not None:
+            p50_ok = s["p50"] <= target[0]
+            p95_ok = target[1] is None or s["p95"] <= target[1]
+            want = f"p50 <= {target[0]:g}" + (f", p95 <= {target[1]:g}" if target[1] else "")
+            line += f"   {'PASS' if p50_ok and p95_ok else 'MISS'} ({want})"
+        print(line)
 
 
 def main() -> None:
@@ -112,6 +170,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached corpus")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--no-daemon", action="store_true",
+                        help="measure the hooks in their own process only")
     args = parser.parse_args()
     import compileall
 
@@ -134,20 +194,25 @@ def main() -> None:
         print(f"loremap bench/hooks.py — Python {sys.version.split()[0]}, {os.cpu_count()} CPUs,"
               f" {nodes:,} nodes, transcript {transcript.stat().st_size / 2**20:.1f} MB, "
               f"{args.runs} runs per event (whole processes, ms)")
-        figures = measure(root, transcript, prompts, args.runs)
+        env = {**os.environ, "LOREMAP_DAEMON": "off"}
+        figures = measure(root, transcript, prompts, args.runs, env)
+        warm: dict[str, dict[str, float]] = {}
+        fallback: dict[str, dict[str, float]] = {}
+        if not args.no_daemon:
+            auto = {**os.environ, "LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "600"}
+            warm = through_daemon(root, transcript, prompts, args.runs, auto)
+            paused(auto)
+            fallback = {"prompt": measure(root, transcript, prompts, args.runs, auto,
+                                          baselines=False)["prompt"]}
     start = figures["python -c pass"]["p50"]
-    for name, s in figures.items():
-        line = (f"  {name:26} p50 {s['p50']:7.1f}  p95 {s['p95']:7.1f}   "
-                f"{s['p50'] / start:4.1f}x interpreter start")
-        target = TARGETS.get(name)
-        if target is not None:
-            p50_ok = s["p50"] <= target[0]
-            p95_ok = target[1] is None or s["p95"] <= target[1]
-            want = f"p50 <= {target[0]:g}" + (f", p95 <= {target[1]:g}" if target[1] else "")
-            line += f"   {'PASS' if p50_ok and p95_ok else 'MISS'} ({want})"
-        print(line)
+    report("in its own process (LOREMAP_DAEMON=off)", figures, start, TARGETS)
+    if warm:
+        report("through a warm daemon", warm, start, WARM_TARGETS)
+        report("daemon on, none running (the fallback)", fallback, start, {})
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps({"process": figures, "daemon": warm,
+                                         "fallback": fallback}, indent=2) + "\n",
+                             encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -107,6 +107,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("LOREMAP_HOME", str(home / "loremap"))
+    # Hooks and `serve` work in their own process unless a test starts a daemon (test_daemon):
+    # a daemon started on first need would outlive its test by `daemon.idle_s`.
+    monkeypatch.setenv("LOREMAP_DAEMON", "off")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     (home / "gitconfig").write_text(

@@ -127,6 +127,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hooks.explore_calls", 10, "LOREMAP_EXPLORE_CALLS",
             "Reads and searches after which the stop hook asks once to record what was learned, "
             "when nothing was recorded in the session (0: never)."),
+    Setting("daemon.mode", "auto", "LOREMAP_DAEMON",
+            "Whether hooks, `loremap serve` and CLI reads hand their work to the per-user daemon, "
+            "starting it on first need ('auto'), or always work in their own process ('off'). "
+            "The daemon serves every project: it reads this from the environment only."),
+    Setting("daemon.idle_s", 1200.0, "LOREMAP_DAEMON_IDLE_S",
+            "Seconds without a request after which the daemon exits (it starts again on the "
+            "next need). Read from the environment that starts it."),
+    Setting("mcp.handshake_timeout_s", 30.0, "LOREMAP_MCP_HANDSHAKE_TIMEOUT_S",
+            "Seconds `loremap serve` (stdio) waits for the client's first message before it "
+            "exits (a client that starts the server and never speaks)."),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "sync": "reconcile this vault with the shared database: push, pull, status, versions",
     "embed": "vectors for recall by meaning: enable [--model NAME], status, disable",
     "reembed": "embed every note and file again with the configured model (--stale-only)",
+    "daemon": "the warm per-user process hooks and MCP sessions use: start, stop, status, units",
 }
 
 
@@ -289,6 +290,15 @@ def _embed(p: argparse.ArgumentParser) -> None:
                         "folder, or endpoint:MODEL (a server at embed.url)")
 
 
+def _daemon(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("start", "stop", "status", "run", "units"),
+                   help="start: in the background (a hook or `loremap serve` also starts it on "
+                        "first need); stop; status: pid, memory, projects, stale or not; run: "
+                        "in the foreground; units: the systemd user units for socket activation")
+    p.add_argument("--write", action="store_true",
+                   help="with `units`: write them to ~/.config/systemd/user/ instead of printing")
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -329,6 +339,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "reembed": lambda p: p.add_argument(
         "--stale-only", action="store_true",
         help="only the notes and files that have no vector of the configured model"),
+    "daemon": _daemon,
 }
 
 

@@ -16,11 +16,12 @@ account of it.
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+
+TYPE_CHECKING = False  # not `typing`'s (~3 ms): the daemon's client imports this package
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 EVENTS = ("session-start", "prompt", "pre-tool", "post-tool", "stop", "pre-compact",
           "session-end")
@@ -54,6 +55,8 @@ def log(message: str, environ: Mapping[str, str] | None = None) -> None:
 
 def read_event(stream: bytes) -> dict[str, object]:
     """The agent's event JSON: an object, or `ValueError` naming what is wrong."""
+    import json
+
     if not stream.strip():
         raise ValueError("empty stdin (expected the event JSON)")
     payload = json.loads(stream.decode("utf-8"))
@@ -98,39 +101,81 @@ def handle(event: str, payload: dict[str, object],
         raise UnknownEvent(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
     if own not in _HANDLERS:
         return ""
+    import importlib
+
     module, function = _HANDLERS[own]
     output: str = getattr(importlib.import_module(module), function)(
         payload, os.environ if environ is None else environ)
     return output
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one hook event; always exit 0."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    event = args[0] if args else ""
+def run(argument: str, data: bytes, environ: Mapping[str, str]) -> tuple[str, str]:
+    """What one hook event prints: (stdout, a line for stderr). Never raises: the hook fails
+    open. The one path of an event, in this process or in the daemon's."""
+    event = argument
     try:
         try:
-            payload = read_event(sys.stdin.buffer.read())
+            payload = read_event(data)
         except ValueError:
             if event_of(event) is None:
                 resolve(event, {})  # an unknown event says so, whatever stdin held
             raise
         event = resolve(event, payload)
-        output = handle(event, payload)
-        if output:
-            sys.stdout.write(output)
-            sys.stdout.flush()
+        return handle(event, payload, environ), ""
     except UnknownEvent as exc:
         # Trigger: an event loremap has no name for. Why: the agent must not be blocked, yet
         # a hand-wired hook that never runs must not be silent either. Outcome: exit 0, no
         # stdout (which the agent injects), one line on stderr (its debug output) and the log.
         message = f"loremap-hook: {exc}; nothing was done"
-        log(message)
-        _say(message)
+        log(message, environ)
+        return "", " ".join(message.split())
     except Exception as exc:  # noqa: BLE001
         # Trigger: any error at all. Why: a hook must never block the agent.
         # Outcome: one log line, exit 0, no stdout.
-        log(f"hook {event or '(no event)'} failed: {type(exc).__name__}: {exc}")
+        log(f"hook {event or '(no event)'} failed: {type(exc).__name__}: {exc}", environ)
+        return "", ""
+
+
+def _through_daemon(argument: str, data: bytes) -> tuple[str, str] | None:
+    """The daemon's answer to this event, or None: then this process answers, and a daemon is
+    started for the next event (`loremap.wire`)."""
+    from loremap import wire
+
+    if not wire.enabled(os.environ):
+        return None
+    try:
+        answer = wire.ask({"op": "hook", "event": argument,
+                           "payload": data.decode("utf-8", errors="replace"),
+                           "env": wire.request_environ(os.environ)}, os.environ)
+    except wire.Refused as exc:
+        log(f"daemon not used: {exc}")
+        return None
+    if answer is None or not answer.get("ok"):
+        wire.spawn(os.environ)
+        return None
+    return str(answer.get("stdout", "")), str(answer.get("stderr", ""))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one hook event, through the daemon when one answers; always exit 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    event = args[0] if args else ""
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError as exc:
+        log(f"hook {event or '(no event)'} failed: stdin unreadable: {exc}")
+        return 0
+    try:
+        done = _through_daemon(event, data)
+    except Exception as exc:  # noqa: BLE001 - the daemon is an optimisation, never a failure
+        log(f"daemon not used: {type(exc).__name__}: {exc}")
+        done = None
+    output, message = done if done is not None else run(event, data, os.environ)
+    if output:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    if message:
+        _say(message)
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from loremap.hook.context import additional_context, app_environ, fence, locate
+from loremap.hook.context import additional_context, fence, locate, open_app
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 WARNING_TYPES = ("gotcha", "bug")
@@ -126,19 +126,15 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
             return kept["paths"]
     except (OSError, ValueError, KeyError, TypeError, UnsafePath):
         pass
-    from loremap.app import App
     from loremap.errors import StoreError
     from loremap.hook import log
     from loremap.vault.fs import atomic_write
 
     try:
-        app = App.open(loremap_dir.parent, app_environ(loremap_dir.parent, environ))
-        try:
+        with open_app(loremap_dir.parent, environ) as app:
             if not app.shared:
                 return None
             paths = app.store.warnings_by_path(WARNING_TYPES)
-        finally:
-            app.close()
     except StoreError as exc:
         # An unreachable server: nothing to say, and no new attempt (up to the connection
         # timeout each) before the cache expires.

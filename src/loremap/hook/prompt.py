@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from loremap.hook import log
-from loremap.hook.context import additional_context, app_environ, fence, locate
+from loremap.hook.context import additional_context, fence, locate, open_app
 from loremap.text.chatter import is_chatter
 
 QUERY_CHARS = 4_000  # what a prompt contributes to the search: a pasted log says little more
@@ -31,11 +31,10 @@ def prompt(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     project = locate(payload, environ)
     if project is None:
         return ""
-    from loremap.app import App
     from loremap.use.fresh import NEVER
     from loremap.use.recall import TOOL_HINT, Question, recall, render_recall
 
-    with App.open(project.root, app_environ(project.root, environ)) as app:
+    with open_app(project.root, environ) as app:
         question = Question(text[:QUERY_CHARS],
                             budget=app.settings.get_int("hooks.recall_budget"))
         done = recall(app, question, NEVER)

@@ -1,7 +1,8 @@
 """Session start: the level-0 map, and where the last session left off.
 
 On startup, resume and clear the code map is brought up to date first (incremental: nothing
-is parsed when nothing changed) and the open handoff is pointed at. After a compaction the
+is parsed when nothing changed; in the daemon, right after the answer, which then carries the
+map of the last index) and the open handoff is pointed at. After a compaction the
 context has just lost the session's detail, so the latest handoff comes in whole, with the
 session record the pre-compact hook wrote, before the map.
 """
@@ -16,10 +17,11 @@ from loremap.hook.context import (
     PREAMBLE,
     Project,
     additional_context,
-    app_environ,
     cut,
     fence,
+    later,
     locate,
+    open_app,
 )
 
 if TYPE_CHECKING:
@@ -40,13 +42,21 @@ def session_start(payload: Mapping[str, object], environ: Mapping[str, str]) -> 
     if compacted:
         parts += _after_compaction(project, environ)
     else:
-        _refresh(project, environ)
+        if (project.loremap_dir / "map.md").is_file():
+            # Trigger: a map exists. Why: bringing the index up to date takes most of this
+            # hook's time (~120 ms at 10k nodes), and the agent waits for the answer. Outcome:
+            # where a process outlives the answer (the daemon), the map injected is the one of
+            # the last index and the index is refreshed right after; a hook process of its own
+            # refreshes first, as before.
+            later(lambda: _refresh(project, environ))
+        else:
+            _refresh(project, environ)
         pointer = _handoff_pointer(project, environ)
         if pointer:
             parts.append(pointer)
         from loremap.sessions.state import prune
 
-        prune(project.loremap_dir)
+        later(lambda: prune(project.loremap_dir))
     parts.append(_map(project))
     return additional_context("SessionStart", fence("session-start", "\n\n".join(parts)))
 
@@ -57,22 +67,17 @@ def _refresh(project: Project, environ: Mapping[str, str]) -> None:
     Trigger: indexing fails (a locked index, an unreadable file, ...). Why: a stale map is
     still worth injecting. Outcome: log one line and go on with the map as it is.
     """
-    from loremap.app import App
-
     try:
-        app = App.open(project.root, app_environ(project.root, environ))
+        with open_app(project.root, environ) as app:
+            try:
+                app.index_code()
+                for notice in app.take_notices():
+                    log(f"session-start: {notice}", environ)
+            except Exception as exc:  # noqa: BLE001
+                log(f"session-start: indexing failed ({type(exc).__name__}: {exc})", environ)
     except Exception as exc:  # noqa: BLE001
         log(f"session-start: the index could not be opened ({type(exc).__name__}: {exc})",
             environ)
-        return
-    try:
-        app.index_code()
-        for notice in app.take_notices():
-            log(f"session-start: {notice}", environ)
-    except Exception as exc:  # noqa: BLE001
-        log(f"session-start: indexing failed ({type(exc).__name__}: {exc})", environ)
-    finally:
-        app.close()
 
 
 def _handoffs(project: Project, environ: Mapping[str, str]) -> Handoffs:

@@ -13,6 +13,7 @@ import difflib
 import logging
 import warnings
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -240,6 +241,17 @@ def build_server(projects: Projects, profile: str = "lean") -> Server[Any]:
         on_list_resources=handlers.list_resources, on_read_resource=handlers.read_resource,
         on_list_resource_templates=handlers.list_templates,
         on_list_prompts=handlers.list_prompts, on_get_prompt=handlers.get_prompt)
+
+
+def profile_for(cwd: Path, environ: Mapping[str, str]) -> str:
+    """The tool profile (`serve.tools`) of the project around `cwd`, as its settings say."""
+    from loremap.config import CONFIG_FILE, LOREMAP_DIR, find_project_root, load_settings
+
+    root = find_project_root(cwd, environ)
+    config = root / LOREMAP_DIR / CONFIG_FILE if root is not None else None
+    settings = load_settings(config if config is not None and config.is_file() else None,
+                             environ)
+    return check_profile(settings.get_str("serve.tools"))
 
 
 def check_profile(value: str) -> str:

@@ -1,0 +1,339 @@
+"""The daemon: one process per user and installation, answering over a Unix socket.
+
+Each connection is one thread. Its first line is a request (`loremap.wire`):
+- `{"op": "hook", "event", "payload", "env"}`: one hook event, run by `loremap.hook.run` with
+  the client's environment and the warm Apps (`warm.Warm`); the answer is what the hook
+  process prints: `{"ok": true, "stdout", "stderr"}`.
+- `{"op": "mcp", "env", "cwd"}`: the rest of the connection is an MCP session, served by the
+  SDK's own server over the socket's streams (`loremap serve` only relays its stdin/stdout).
+- `{"op": "status"}`, `{"op": "stop"}`.
+
+It exits after `daemon.idle_s` without a request (none in flight), at `stop`, on SIGTERM or
+SIGINT, and when the installed loremap changed under it (the files of the package, checked at
+most every `_RECHECK_S` when a request comes): that request is answered `fallback` (the client
+answers in its own process and starts the new daemon). A request it cannot serve the way the
+client's own process would is answered `fallback` too: one whose environment differs from the
+daemon's in what is read from the process environment only (libpq's `PG*` variables).
+
+The socket is adopted from systemd (`LISTEN_FDS`) or bound in the private run folder under
+an exclusive lock (`daemon-<install>.lock`): of two daemons racing to start, the second finds
+the lock taken and exits; a socket file left by a killed daemon is removed and bound again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import signal
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from loremap import __version__, wire
+from loremap.config import load_settings
+from loremap.daemon.warm import Warm
+
+log = logging.getLogger("loremap.daemon")
+LOG_NAME = "daemon.log"
+_RECHECK_S = 2.0
+_FORGET_S = 600.0  # an App unused this long is closed (it reopens on the next request)
+_PROCESS_ONLY = ("PG",)  # read by libpq from the process environment, never per request
+
+
+def install_stamp() -> str:
+    """A digest of the installed package: its version and its files' sizes and times."""
+    here = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(here.rglob("*.py")):
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            digest.update(f"{path.relative_to(here)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _rss_kb() -> int:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Daemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, environ: Mapping[str, str], listener: socket.socket | None = None
+                 ) -> None:
+        self.environ = dict(environ)
+        self.path = Path(wire.socket_path(environ))
+        settings = load_settings(None, environ)
+        self.idle_s = settings.get_float("daemon.idle_s")
+        self.warm = Warm()
+        self.stamp = install_stamp()
+        self.started = time.time()
+        self.requests = 0
+        self._busy = 0
+        self._last = time.monotonic()
+        self._checked = -_RECHECK_S  # the first request checks
+        self._count = threading.Lock()
+        self._stopping = threading.Event()
+        self.stale = False
+        super().__init__(os.fspath(self.path), _Handler, bind_and_activate=listener is None)
+        if listener is not None:
+            self.socket.close()
+            self.socket = listener
+            self.server_address = os.fspath(self.path)
+
+    def server_bind(self) -> None:
+        wire.private_dir(os.fspath(self.path.parent))
+        old = os.umask(0o177)
+        try:
+            super().server_bind()
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+
+    # --- bookkeeping -----------------------------------------------------------------------
+
+    def begin(self) -> None:
+        with self._count:
+            self._busy += 1
+            self.requests += 1
+            self._last = time.monotonic()
+
+    def end(self) -> None:
+        with self._count:
+            self._busy -= 1
+            self._last = time.monotonic()
+
+    def outdated(self) -> bool:
+        """Whether the installed loremap changed since this daemon started (checked at most
+        every `_RECHECK_S`)."""
+        now = time.monotonic()
+        if not self.stale and now - self._checked >= _RECHECK_S:
+            self._checked = now
+            if install_stamp() != self.stamp:
+                log.info("the installed loremap changed: exiting")
+                self.stale = True
+                self.stop()
+        return self.stale
+
+    def foreign(self, environ: Mapping[str, str]) -> bool:
+        """Whether `environ` differs from ours in what only a process environment can set."""
+        def only(env: Mapping[str, str]) -> dict[str, str]:
+            return {k: v for k, v in env.items() if k.startswith(_PROCESS_ONLY)}
+        return only(environ) != only(self.environ)
+
+    def status(self) -> dict[str, Any]:
+        return {"ok": True, "pid": os.getpid(), "version": __version__, "stamp": self.stamp,
+                "install": wire.install_id(), "socket": os.fspath(self.path),
+                "started": self.started, "requests": self.requests, "busy": self._busy,
+                "idle_s": self.idle_s, "projects": self.warm.projects(), "rss_kb": _rss_kb()}
+
+    def stop(self) -> None:
+        """Stop serving (from any thread but the one running `serve_forever`)."""
+        if not self._stopping.is_set():
+            self._stopping.set()
+            threading.Thread(target=self.shutdown, daemon=True).start()
+
+    def watch(self) -> None:
+        """Exit when idle or outdated; close the Apps no one used for a while."""
+        while not self._stopping.wait(min(5.0, max(0.2, self.idle_s / 4))):
+            self.warm.forget_unused(_FORGET_S)
+            self.outdated()
+            with self._count:
+                idle = self._busy == 0 and time.monotonic() - self._last >= self.idle_s
+            if idle:
+                log.info("idle for %.0f s: exiting", self.idle_s)
+                self.stop()
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: Daemon
+    timeout = 30.0  # a client that connects and sends nothing is let go
+
+    def handle(self) -> None:
+        self.server.begin()
+        try:
+            self._serve()
+        except Exception as exc:  # noqa: BLE001 - one request's failure ends that request only
+            from loremap.logs import log_exception
+
+            log_exception(exc, LOG_NAME)
+            with contextlib.suppress(OSError, ValueError):
+                self._answer({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+        finally:
+            self.server.end()
+
+    def _answer(self, message: Mapping[str, Any]) -> None:
+        self.wfile.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        self.wfile.flush()
+
+    def _serve(self) -> None:
+        try:
+            request = wire.receive(self.rfile)
+        except (OSError, ValueError) as exc:
+            with contextlib.suppress(OSError):
+                self._answer({"ok": False, "error": f"bad request: {exc}"})
+            return
+        if request is None:
+            return
+        op = request.get("op")
+        if op == "status":
+            self._answer(self.server.status())
+            return
+        if op == "stop":
+            self._answer({"ok": True, "pid": os.getpid()})
+            self.server.stop()
+            return
+        if self.server.outdated():
+            self._answer({"fallback": "stale"})
+            return
+        env = request.get("env")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            self._answer({"ok": False, "error": "bad request: env is not an object of strings"})
+            return
+        if self.server.foreign(env):
+            self._answer({"fallback": "environment"})
+            return
+        if op == "hook":
+            self._hook(request, env)
+        elif op == "mcp":
+            self._mcp(request, env)
+        else:
+            self._answer({"ok": False, "error": f"bad request: unknown op {op!r}"})
+
+    def _hook(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
+        from loremap.hook import run
+        from loremap.hook.context import deferring
+
+        event, payload = request.get("event"), request.get("payload")
+        if not isinstance(event, str) or not isinstance(payload, str):
+            self._answer({"ok": False, "error": "bad request: event and payload are strings"})
+            return
+        with deferring() as after:
+            out, err = run(event, payload.encode("utf-8"), env)
+        self._answer({"ok": True, "stdout": out, "stderr": err})
+        for work in after:  # what the hook left for after its answer (`context.later`)
+            try:
+                work()
+            except Exception as exc:  # noqa: BLE001 - logged like a hook's own failure
+                from loremap.hook import log as hook_log
+
+                hook_log(f"hook {event}: after the answer: {type(exc).__name__}: {exc}", env)
+
+    def _mcp(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
+        from loremap.daemon.session import serve_session
+
+        cwd = request.get("cwd")
+        if not isinstance(cwd, str) or not cwd:
+            self._answer({"ok": False, "error": "bad request: cwd is a folder path"})
+            return
+        self._answer({"ok": True})
+        self.connection.settimeout(None)  # a session is quiet between the agent's calls
+        serve_session(Path(cwd), env, self.rfile, self.wfile)
+
+
+def _preload() -> None:
+    """Import the MCP server (the SDK: ~0.6 s, 2 s on a loaded machine) before the first
+    session needs it: a warm connect is then a process start and a socket."""
+    with contextlib.suppress(ImportError):
+        import mcp.server.stdio  # noqa: F401
+
+        import loremap.daemon.session  # noqa: F401
+        import loremap.mcp.server  # noqa: F401
+
+
+def _adopted() -> socket.socket | None:
+    """The listening socket systemd passed (socket activation), if any."""
+    if os.environ.get("LISTEN_PID") != str(os.getpid()):
+        return None
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("LISTEN_FDS", "0")) >= 1:
+            return socket.socket(fileno=3)
+    return None
+
+
+def _reclaim(path: Path) -> None:
+    """Remove the socket file of a daemon that is gone (nobody accepts on it)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(os.fspath(path))
+    except FileNotFoundError:
+        return
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        log.info("removed the socket of a daemon that is gone: %s", path)
+        return
+    finally:
+        probe.close()
+    raise RuntimeError(f"a daemon already answers on {path}")
+
+
+def serve(environ: Mapping[str, str] | None = None) -> int:
+    """Run the daemon until it is stopped or idle; 0, or 1 when another one runs."""
+    env = dict(os.environ if environ is None else environ)
+    from loremap.hook.context import use_opener
+
+    path = Path(wire.socket_path(env))
+    folder = Path(wire.private_dir(os.fspath(path.parent)))
+    listener = _adopted()
+    lock = open(folder / f"daemon-{wire.install_id()}.lock", "a+b")  # noqa: SIM115
+    try:
+        if not _take(lock, 3.0):
+            log.info("another daemon holds %s: exiting", lock.name)
+            return 1
+        if listener is None:
+            try:
+                wire.check_socket(os.fspath(path))
+                _reclaim(path)
+            except FileNotFoundError:
+                pass
+            except RuntimeError as exc:
+                log.info("%s: exiting", exc)
+                return 1
+        server = Daemon(env, listener)
+        use_opener(server.warm.use)
+        for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+            signal.signal(getattr(signal, name), lambda *_: server.stop())
+        threading.Thread(target=server.watch, daemon=True, name="idle").start()
+        threading.Thread(target=_preload, daemon=True, name="preload").start()
+        log.info("daemon %s listening on %s (idle exit after %.0f s)", os.getpid(), path,
+                 server.idle_s)
+        try:
+            server.serve_forever(poll_interval=0.5)
+        finally:
+            server.stop()
+            use_opener(None)
+            server.warm.close()
+            server.server_close()
+            if listener is None:  # the lock is still ours: no other daemon bound it since
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return 0
+    finally:
+        lock.close()
+
+
+def _take(lock: BinaryIO, wait_s: float) -> bool:
+    """Whether the daemon's lock is ours within `wait_s` (a daemon that is exiting, stale,
+    still holds it for a moment while its successor starts)."""
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.05)
