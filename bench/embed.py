@@ -115,8 +115,6 @@ def fill(store: Any, model: str, dim: int) -> None:
     import math
     import random
 
-    # The standard library's generator: numpy's imports `secrets`, which bench/secrets.py
-    # shadows when this script runs from bench/.
     rng = random.Random(7)
     while True:
         todo = store.missing_vectors(model, 1000)

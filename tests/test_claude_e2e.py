@@ -100,10 +100,16 @@ def claude() -> Path:
     return npm_tool("claude")
 
 
-def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None) -> dict[str, str]:
+def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None,
+               daemon: bool = False) -> dict[str, str]:
     # The caller's own Claude Code or API settings must not leak into the run.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE", "OTEL_"))}
+    if daemon:
+        # The hooks and `loremap serve` go through the running daemon; Claude Code is left to
+        # its own default (`claude -p` sends its first request with the servers connected by
+        # then): a warm connect must be fast enough on its own.
+        env.pop("LOREMAP_DAEMON", None)
     env.update({
         "HOME": str(tmp_path / "claude-home"),
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
@@ -117,9 +123,8 @@ def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None) ->
         # connect on a loaded machine (the SDK import alone), so that request went out without
         # loremap's tools. Outcome: told to block, it waits for the servers (up to
         # MCP_CONNECT_TIMEOUT_MS); MCP_TIMEOUT is how long one server may take to connect.
-        "MCP_CONNECTION_NONBLOCKING": "false",
-        "MCP_CONNECT_TIMEOUT_MS": "120000",
-        "MCP_TIMEOUT": "120000",
+        **({} if daemon else {"MCP_CONNECTION_NONBLOCKING": "false",
+                              "MCP_CONNECT_TIMEOUT_MS": "120000", "MCP_TIMEOUT": "120000"}),
         # This venv's `loremap` and `loremap-hook` first: the plugin names them bare.
         "PATH": os.pathsep.join([*([str(path_first)] if path_first else []),
                                  str(Path(sys.executable).parent), env.get("PATH", "")]),
@@ -130,7 +135,7 @@ def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None) ->
 def run_claude(claude: Path, root: Path, tmp_path: Path, prompt: str, steps: list[Step],
                *flags: str, usage: Usage | None = None,
                by_model: dict[str, list[Step]] | None = None, allowed: str = "",
-               path_first: Path | None = None) -> Run:
+               path_first: Path | None = None, daemon: bool = False) -> Run:
     standin = StandIn(steps, usage=usage or fixed_usage(USAGE_MARK), by_model=by_model or {})
     with standin:
         started = time.monotonic()
@@ -139,7 +144,7 @@ def run_claude(claude: Path, root: Path, tmp_path: Path, prompt: str, steps: lis
              "--allowedTools", ",".join(filter(None, ["mcp__plugin_loremap_loremap", allowed])),
              "--output-format", "json",
              "--debug-file", str(tmp_path / "claude-debug.log"), *flags],
-            cwd=root, env=claude_env(tmp_path, standin.url, path_first),
+            cwd=root, env=claude_env(tmp_path, standin.url, path_first, daemon),
             stdin=subprocess.DEVNULL,
             capture_output=True, text=True, timeout=240)
         seconds = time.monotonic() - started
@@ -252,6 +257,33 @@ def test_the_first_request_offers_the_tools_of_an_mcp_server_that_starts_late(
     assert TOOL + "recall" in {tool["name"] for tool in run.requests[0].body["tools"]}
     recall_id, = tool_use_ids(run, TOOL + "recall")
     assert NOTE_TITLE in json.dumps(tool_result(run, recall_id))
+
+
+def test_through_a_warm_daemon_the_first_request_offers_the_tools_without_waiting(
+        claude, shop, tmp_path):
+    """Claude Code's default for `claude -p`: the first request goes out with the MCP servers
+    connected by then. Through a warm daemon `loremap serve` connects in a process start, so
+    the tools are there; the hooks answer through the daemon too."""
+    from loremap import wire
+
+    env = {k: v for k, v in os.environ.items() if k != "LOREMAP_DAEMON"}
+    daemon = subprocess.Popen([sys.executable, "-m", "loremap.daemon"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wire.wait_ready(env, 60)
+        steps: list[Step] = [ToolUse(TOOL + "recall", {"query": "coupons cart total"}),
+                             Text("done")]
+        run = run_claude(claude, shop, tmp_path, "What does the memory say about coupons?",
+                         steps, daemon=True)
+        assert TOOL + "recall" in {tool["name"] for tool in run.requests[0].body["tools"]}
+        assert NOTE_TITLE in one_context(run.requests[0], "UserPromptSubmit")
+        recall_id, = tool_use_ids(run, TOOL + "recall")
+        assert NOTE_TITLE in json.dumps(tool_result(run, recall_id))
+        answer = wire.ask({"op": "status"}, env)
+        assert answer is not None and answer["requests"] >= 4  # hooks and the session
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
 
 
 def sessions(root: Path) -> set[str]:

@@ -24,7 +24,7 @@ provider kind loremap relies on.
 
 No maintained Python port of these rules exists on PyPI (detect-secrets is a different, smaller
 rule set; `gitleaks-py` is a 2022 placeholder); running the gitleaks binary would add a process
-per write. Measured with `python bench/secrets.py` (figures in docs/notes-format.md): about
+per write. Measured with `python bench/secret_scan.py` (figures in docs/notes-format.md): about
 0.6 ms per 1.5 KB note against 0.06 ms for loremap's own rules, and ~50 ms to load the rules
 once per process, most of it tomllib.
 """

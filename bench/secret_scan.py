@@ -1,6 +1,6 @@
 """Secret scan cost per note, with and without the vendored gitleaks rules.
 
-    python bench/secrets.py [--notes 300] [--repeat 5]
+    python bench/secret_scan.py [--notes 300] [--repeat 5]
 
 The scan runs on every write and on every note file reconcile or reindex reads (hand-written
 notes are quarantined at index time), so its cost is paid per note. Notes are cut from this
