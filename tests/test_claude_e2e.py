@@ -273,10 +273,12 @@ def test_through_a_warm_daemon_the_first_request_offers_the_tools_without_waitin
         assert wire.wait_ready(env, 60)
         steps: list[Step] = [ToolUse(TOOL + "recall", {"query": "coupons cart total"}),
                              Text("done")]
-        run = run_claude(claude, shop, tmp_path, "What does the memory say about coupons?",
+        run = run_claude(claude, shop, tmp_path, "Why do coupons apply after the cart total?",
                          steps, daemon=True)
-        assert TOOL + "recall" in {tool["name"] for tool in run.requests[0].body["tools"]}
-        assert NOTE_TITLE in one_context(run.requests[0], "UserPromptSubmit")
+        first = run.requests[0]
+        assert TOOL + "recall" in {tool["name"] for tool in first.body["tools"]}
+        assert "# Map of shopfront" in one_context(first, "SessionStart")
+        assert NOTE_TITLE in one_context(first, "UserPromptSubmit")
         recall_id, = tool_use_ids(run, TOOL + "recall")
         assert NOTE_TITLE in json.dumps(tool_result(run, recall_id))
         answer = wire.ask({"op": "status"}, env)
