@@ -288,6 +288,12 @@ def test_a_socket_of_another_user_is_refused_in_one_line(noted, env, isolated_ho
         assert "belongs to another user" in cli.stderr and len(cli.stderr.splitlines()) == 1
 
 
+def test_doctor_says_whether_a_daemon_serves_this_installation(noted, env, daemon):
+    done = subprocess.run([sys.executable, "-m", "loremap", "doctor"], cwd=noted, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert f"ok    daemon: pid {daemon.pid} serves this installation" in done.stdout
+
+
 def test_the_cli_starts_reports_and_stops_it(env):
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "loremap", "daemon", *args], env=env,
@@ -335,6 +341,10 @@ def test_an_upgraded_install_makes_the_daemon_step_aside(noted, env, tmp_path):
         target = site / "loremap" / "hook" / "prompt.py"
         target.write_text(target.read_text(encoding="utf-8") + "\n# upgraded\n",
                           encoding="utf-8")
+        doctor = subprocess.run([sys.executable, "-m", "loremap", "doctor"], cwd=noted,
+                                env=copy, capture_output=True, text=True, timeout=120)
+        assert "warn  daemon: pid" in doctor.stdout
+        assert "runs the loremap installed before the last upgrade" in doctor.stdout
         answered = hook("prompt", prompt(noted), copy)
         assert b"Login needs a fresh token" in answered.stdout  # in process, as a fallback
         assert old.wait(60) == 0

@@ -64,6 +64,24 @@ def _digest(text: str) -> str:
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
+def install_stamp() -> str:
+    """A digest of the installed package: its version and its files' names, sizes and times
+    (the daemon compares it with its own at start to know it is outdated)."""
+    from pathlib import Path
+
+    from loremap import __version__
+
+    here = Path(__file__).resolve().parent
+    parts = [__version__]
+    for path in sorted(here.rglob("*.py")):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.relative_to(here)}\0{st.st_size}\0{st.st_mtime_ns}")
+    return _digest("\n".join(parts))
+
+
 def run_dir(environ: Mapping[str, str]) -> str:
     """The folder of the daemon's socket and lock."""
     if environ.get("LOREMAP_HOME"):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -43,20 +42,10 @@ from loremap.daemon.warm import Warm
 
 log = logging.getLogger("loremap.daemon")
 LOG_NAME = "daemon.log"
-_RECHECK_S = 2.0
+_RECHECK_S = 2.0  # a request checks the installed files at most this often
+_IDLE_RECHECK_S = 60.0  # with no request, this often (a stale daemon exits even unasked)
 _FORGET_S = 600.0  # an App unused this long is closed (it reopens on the next request)
 _PROCESS_ONLY = ("PG",)  # read by libpq from the process environment, never per request
-
-
-def install_stamp() -> str:
-    """A digest of the installed package: its version and its files' sizes and times."""
-    here = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(__version__.encode())
-    for path in sorted(here.rglob("*.py")):
-        with contextlib.suppress(OSError):
-            st = path.stat()
-            digest.update(f"{path.relative_to(here)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
 
 
 def _rss_kb() -> int:
@@ -78,7 +67,7 @@ class Daemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         settings = load_settings(None, environ)
         self.idle_s = settings.get_float("daemon.idle_s")
         self.warm = Warm()
-        self.stamp = install_stamp()
+        self.stamp = wire.install_stamp()
         self.started = time.time()
         self.requests = 0
         self._busy = 0
@@ -121,7 +110,7 @@ class Daemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         now = time.monotonic()
         if not self.stale and now - self._checked >= _RECHECK_S:
             self._checked = now
-            if install_stamp() != self.stamp:
+            if wire.install_stamp() != self.stamp:
                 log.info("the installed loremap changed: exiting")
                 self.stale = True
                 self.stop()
@@ -147,9 +136,12 @@ class Daemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def watch(self) -> None:
         """Exit when idle or outdated; close the Apps no one used for a while."""
+        checked = time.monotonic()
         while not self._stopping.wait(min(5.0, max(0.2, self.idle_s / 4))):
             self.warm.forget_unused(_FORGET_S)
-            self.outdated()
+            if time.monotonic() - checked >= _IDLE_RECHECK_S:
+                checked = time.monotonic()
+                self.outdated()
             with self._count:
                 idle = self._busy == 0 and time.monotonic() - self._last >= self.idle_s
             if idle:

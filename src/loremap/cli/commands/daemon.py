@@ -92,9 +92,7 @@ def _status(as_json: bool) -> int:
             lines([f"no daemon is running (socket {wire.socket_path(os.environ)}); a hook or "
                    "`loremap serve` starts it on first need, or `loremap daemon start`"])
         return 0
-    from loremap.daemon.server import install_stamp
-
-    stale = answer.get("stamp") != install_stamp()
+    stale = answer.get("stamp") != wire.install_stamp()
     if as_json:
         emit_json({"running": True, "stale": stale, **answer})
         return 0

@@ -7,11 +7,13 @@ exits 0 unless those have an error: the personal vault is worth checking anywher
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines
 from loremap.config import find_project_root
+from loremap.daemon.health import health
 from loremap.memory.doctor import diagnose
 from loremap.store.sqlite import fts5_available
 
@@ -24,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
         repo = find_project_root(Path.cwd()) if app.loremap_dir is None else app.root
         findings = diagnose(app.memory, app.loremap_dir, fts5_available(), fix=args.fix,
                             repo=repo)
+        findings += health(os.environ, fix=args.fix)
     finally:
         app.close()
     open_problems = [f for f in findings if f.level == "error" and not f.fixed]
