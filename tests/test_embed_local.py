@@ -403,3 +403,35 @@ def test_reembed_on_two_worker_processes_gives_the_vectors_of_one(project, cli, 
     pooled = nearest()
     assert [i for i, _ in pooled] == [i for i, _ in alone]
     assert [s for _, s in pooled] == pytest.approx([s for _, s in alone], abs=1e-5)
+
+
+def test_through_the_daemon_the_prompt_hook_recalls_by_meaning(project, cli, isolated_home):
+    """The model a hook process cannot afford to load is warm in the daemon: the prompt hook
+    served there finds a note that shares no word with the prompt."""
+    import os
+    import subprocess
+    import sys
+
+    from loremap import wire
+
+    _remember(cli)
+    assert cli("embed", "enable").code == 0
+    env = {k: v for k, v in os.environ.items() if k != "LOREMAP_DAEMON"}
+    daemon = subprocess.Popen([sys.executable, "-m", "loremap.daemon"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wire.wait_ready(env, 120)
+        payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+                   "cwd": str(project), "prompt": "a promo voucher got deducted repeatedly"}
+
+        def prompt(environ: dict[str, str]) -> bytes:
+            return subprocess.run([sys.executable, "-m", "loremap.hook", "prompt"],
+                                  input=json.dumps(payload).encode(), capture_output=True,
+                                  env=environ, timeout=120).stdout
+
+        assert b"Coupon applied twice" not in prompt({**env, "LOREMAP_DAEMON": "off"})
+        warm = prompt(env)
+        assert b"Coupon applied twice" in warm and b"close in meaning" in warm
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
