@@ -503,3 +503,54 @@ def test_session_start_through_the_daemon_refreshes_the_index_after_its_answer(n
         return "total_owed" in found.stdout
 
     assert wait_for(indexed)
+
+
+def test_a_slow_request_holds_up_neither_its_project_nor_the_others(noted):
+    """The daemon's pool: while one request holds a project's App, the next request on the
+    same project gets a second App at once; past the cap it waits for one to be free."""
+    import threading
+
+    from loremap.daemon.warm import PER_PROJECT, Warm
+
+    warm = Warm(warm_models=False)
+    env = dict(os.environ)
+    held = threading.Event()
+    release = threading.Event()
+
+    def slow() -> None:
+        with warm.use(noted, env):
+            held.set()
+            release.wait(60)
+
+    threads = [threading.Thread(target=slow) for _ in range(PER_PROJECT)]
+    try:
+        threads[0].start()
+        assert held.wait(60)
+        with warm.use(noted, env) as app:  # not blocked by the slow one
+            assert app.store.node_count() > 0
+        assert warm.open_apps() == 2
+        for thread in threads[1:]:
+            held.clear()
+            thread.start()
+            assert held.wait(60)
+        assert warm.open_apps() == PER_PROJECT
+        waited = threading.Event()
+
+        def one_more() -> None:
+            with warm.use(noted, env):
+                waited.set()
+
+        extra = threading.Thread(target=one_more)
+        extra.start()
+        assert not waited.wait(0.3)  # every App is busy: it waits ...
+        release.set()
+        assert waited.wait(60)  # ... and is served once one is free
+        extra.join(60)
+        assert warm.open_apps() == PER_PROJECT
+    finally:
+        release.set()
+        for thread in threads:
+            if thread.is_alive() or thread.ident:
+                thread.join(60)
+        warm.close()
+    assert warm.open_apps() == 0

@@ -126,7 +126,8 @@ class Daemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         return {"ok": True, "pid": os.getpid(), "version": __version__, "stamp": self.stamp,
                 "install": wire.install_id(), "socket": os.fspath(self.path),
                 "started": self.started, "requests": self.requests, "busy": self._busy,
-                "idle_s": self.idle_s, "projects": self.warm.projects(), "rss_kb": _rss_kb()}
+                "idle_s": self.idle_s, "projects": self.warm.projects(),
+                "apps": self.warm.open_apps(), "rss_kb": _rss_kb()}
 
     def stop(self) -> None:
         """Stop serving (from any thread but the one running `serve_forever`)."""

@@ -1,9 +1,11 @@
 """The daemon's open Apps: one per project and environment, kept warm between requests.
 
-A request names its project (its folder) and brings its environment. The App of that pair is
-opened once and lent to one request at a time (its lock): requests on different projects run
-in parallel on their own threads, two on one project wait for each other, as two processes
-wait on the vault lock and SQLite's.
+A request names its project (its folder) and brings its environment. The Apps of that pair are
+opened on demand and each is lent to one request at a time: a request takes an idle one, or
+opens another while all are busy (up to `PER_PROJECT`, then it waits for the first), so a slow
+request (a session start reindexing, a long recall) holds up neither another project nor the
+next prompt of the same one. SQLite lets their reads run together; writes still take turns on
+the vault lock and `BEGIN IMMEDIATE`, as two processes would.
 
 An App is opened again when what it was opened from changed: the project's `config.toml` (its
 settings), the index file (deleted or replaced by `loremap reindex`), or the folder (deleted).
@@ -25,13 +27,15 @@ from loremap.config import CONFIG_FILE, LOREMAP_DIR
 
 log = logging.getLogger("loremap.daemon")
 
-# What of an environment decides an App: its settings (LOREMAP_*) and the per-user folders.
-_DECIDES = ("LOREMAP_", "XDG_")
+# What of an environment decides an App: its settings (LOREMAP_*) and where the per-user
+# folders are (not the XDG variables a desktop session sets per terminal: XDG_SESSION_ID, ...).
+_FOLDERS = frozenset({"HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+                      "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"})
 
 
 def signature(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v) for k, v in environ.items()
-                        if k.startswith(_DECIDES) or k == "HOME"))
+                        if k.startswith("LOREMAP_") or k in _FOLDERS))
 
 
 def _stamp(root: Path) -> tuple[object, ...]:
@@ -47,6 +51,9 @@ def _stamp(root: Path) -> tuple[object, ...]:
     return stat(folder / CONFIG_FILE), index[:2] if index else None, folder.is_dir()
 
 
+PER_PROJECT = 3  # Apps of one project and environment open at once, at most
+
+
 class _Entry:
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -56,20 +63,40 @@ class _Entry:
 
 
 class Warm:
-    """Apps by (project folder, environment), each lent under its own lock."""
+    """Apps by (project folder, environment), each lent to one request at a time."""
 
     def __init__(self, warm_models: bool = True) -> None:
         self._guard = threading.Lock()
-        self._entries: dict[tuple[str, tuple[tuple[str, str], ...]], _Entry] = {}
+        self._entries: dict[tuple[str, tuple[tuple[str, str], ...]], list[_Entry]] = {}
         self.warm_models = warm_models
         self.opened = 0  # Apps opened since the start (reopens included)
+
+    def _take(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> _Entry:
+        """An idle entry of `key`, locked: a free one, else a new one, else the first once
+        its request is done."""
+        with self._guard:
+            entries = self._entries.setdefault(key, [])
+            for entry in entries:
+                if entry.lock.acquire(False):
+                    return entry
+            if len(entries) < PER_PROJECT:
+                entry = _Entry()
+                entry.lock.acquire()
+                entries.append(entry)
+                return entry
+            first = entries[0]
+        first.lock.acquire()
+        with self._guard:
+            if first in self._entries.get(key, []):
+                return first
+        first.lock.release()  # closed as unused while we waited: take another
+        return self._take(key)
 
     @contextlib.contextmanager
     def use(self, root: Path, environ: Mapping[str, str]) -> Iterator[App]:
         key = (os.path.realpath(root), signature(environ))
-        with self._guard:
-            entry = self._entries.setdefault(key, _Entry())
-        with entry.lock:
+        entry = self._take(key)
+        try:
             entry.used = time.monotonic()
             stamp = _stamp(root)
             if entry.app is not None and stamp != entry.stamp:
@@ -84,10 +111,10 @@ class Warm:
                     # every later prompt, which no hook process can afford. Outcome: loaded
                     # now, so the hooks' engines find it loaded and use it.
                     entry.app.embedder()
-            try:
-                yield entry.app
-            finally:
-                entry.used = time.monotonic()
+            yield entry.app
+        finally:
+            entry.used = time.monotonic()
+            entry.lock.release()
 
     @staticmethod
     def _close(entry: _Entry) -> None:
@@ -98,15 +125,21 @@ class Warm:
 
     def projects(self) -> list[str]:
         with self._guard:
-            return sorted({folder for (folder, _), e in self._entries.items()
-                           if e.app is not None})
+            return sorted({folder for (folder, _), entries in self._entries.items()
+                           if any(e.app is not None for e in entries)})
+
+    def open_apps(self) -> int:
+        with self._guard:
+            return sum(e.app is not None for entries in self._entries.values()
+                       for e in entries)
 
     def forget_unused(self, forget_s: float) -> int:
         """Close the Apps unused for `forget_s` seconds or whose folder is gone; how many."""
         now = time.monotonic()
         closed = 0
         with self._guard:
-            items = list(self._entries.items())
+            items = [(key, entry) for key, entries in self._entries.items()
+                     for entry in entries]
         for key, entry in items:
             gone = not Path(key[0], LOREMAP_DIR).is_dir()
             if (now - entry.used < forget_s and not gone) or not entry.lock.acquire(False):
@@ -116,15 +149,18 @@ class Warm:
                     self._close(entry)
                     closed += 1
                 with self._guard:
-                    if self._entries.get(key) is entry:
-                        del self._entries[key]
+                    entries = self._entries.get(key, [])
+                    if entry in entries:
+                        entries.remove(entry)
+                    if not entries:
+                        self._entries.pop(key, None)
             finally:
                 entry.lock.release()
         return closed
 
     def close(self) -> None:
         with self._guard:
-            entries = list(self._entries.values())
+            entries = [e for group in self._entries.values() for e in group]
             self._entries.clear()
         for entry in entries:
             with entry.lock:
