@@ -23,7 +23,8 @@ PROMPT = "why does login need a fresh token?"
 
 def daemon_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "LOREMAP_DAEMON"}
-    return {**env, "LOREMAP_DAEMON_IDLE_S": "300", **extra}
+    # A daemon a failed test leaves behind is gone a minute later.
+    return {**env, "LOREMAP_DAEMON_IDLE_S": "60", **extra}
 
 
 def wait_for(check: Callable[[], bool], within: float = 60.0) -> bool:
