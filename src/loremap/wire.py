@@ -49,8 +49,10 @@ class Refused(OSError):
 
 
 def enabled(environ: Mapping[str, str]) -> bool:
-    """Whether entry points may use (and start) the daemon: `LOREMAP_DAEMON=off` says no."""
-    return environ.get("LOREMAP_DAEMON", "").strip().lower() not in _OFF
+    """Whether entry points may use (and start) the daemon: `LOREMAP_DAEMON=off` says no, and
+    so does a platform without Unix sockets."""
+    return (hasattr(_socket, "AF_UNIX")
+            and environ.get("LOREMAP_DAEMON", "").strip().lower() not in _OFF)
 
 
 def install_id() -> str:
