@@ -58,6 +58,7 @@ class HttpServer:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.logs: list[str] = []
+        self.worker = proc.pid  # the process running the tool calls (the daemon's, through it)
 
     @contextlib.asynccontextmanager
     async def client(self, token: str | None = TOKEN) -> AsyncIterator[Client]:
@@ -74,10 +75,30 @@ def start_http(project: Path, *args: str, env: dict[str, str] | None = None
                             stdout=subprocess.DEVNULL, text=True)
 
 
-@pytest.fixture
-def http_server(project: Path) -> Iterator[HttpServer]:
-    with serving(project) as server:
-        yield server
+@pytest.fixture(params=["process", "daemon"])
+def http_server(project: Path, request: pytest.FixtureRequest) -> Iterator[HttpServer]:
+    """`serve --http` in its own process, and through the daemon (which listens for it as
+    long as the `serve` process lives)."""
+    if request.param == "process":
+        with serving(project) as server:
+            yield server
+        return
+    from loremap import wire
+
+    env = {"LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "60"}
+    daemon_env = {**os.environ, **env}
+    try:
+        with serving(project, env) as server:
+            found = wire.ask({"op": "status"}, daemon_env)
+            assert found is not None and found["busy"] >= 1  # the listener's connection
+            server.worker = int(found["pid"])
+            yield server
+        # The serve process is gone: so is its listener, and the daemon goes on.
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", server.port), timeout=5).close()
+        assert wire.ask({"op": "status"}, daemon_env) is not None
+    finally:
+        wire.ask({"op": "stop"}, daemon_env)
 
 
 @contextlib.contextmanager
@@ -454,7 +475,7 @@ def test_sigterm_lets_a_write_in_flight_finish(http_server, project):
     conn, headers = _raw_session(http_server.port)
     with file_lock(lock, timeout=30):  # the server's write waits for this lock
         _remember_request(conn, headers)
-        fds = Path(f"/proc/{http_server.proc.pid}/fd")
+        fds = Path(f"/proc/{http_server.worker}/fd")
         deadline = time.monotonic() + 30
         while not any(_points_at(fd, lock) for fd in fds.iterdir()):  # it is waiting
             assert time.monotonic() < deadline, "the server never reached the vault lock"

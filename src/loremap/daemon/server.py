@@ -202,6 +202,8 @@ class _Handler(socketserver.StreamRequestHandler):
             self._hook(request, env)
         elif op == "mcp":
             self._mcp(request, env)
+        elif op == "http":
+            self._http(request, env)
         else:
             self._answer({"ok": False, "error": f"bad request: unknown op {op!r}"})
 
@@ -224,6 +226,39 @@ class _Handler(socketserver.StreamRequestHandler):
 
                 hook_log(f"hook {event}: after the answer: {type(exc).__name__}: {exc}", env)
 
+    def _http(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
+        """`loremap serve --http` on this daemon: the listener lives as long as the
+        connection of the `serve` process that asked for it (its exit, SIGINT or SIGTERM
+        close it, and the listener stops gracefully)."""
+        from loremap.app import App
+        from loremap.errors import UserError
+        from loremap.mcp.http import listen, session_limits
+        from loremap.mcp.projects import Projects
+
+        try:
+            cwd, profile, port, token, hosts, max_bytes, sessions, idle = _http_args(request)
+            limits = session_limits(sessions, idle)
+        except (ValueError, UserError) as exc:
+            self._answer({"ok": False, "error": f"bad request: {exc}"})
+            return
+        projects = Projects(Path(cwd), env,
+                            lambda where, e: App.open(where, e, require_project=False))
+        try:
+            listener = listen(projects, profile, str(request["host"]), port, token, hosts,
+                              max_bytes, limits)
+        except UserError as exc:
+            self._answer({"ok": False, "error": str(exc)})
+            return
+        log.info("HTTP on %s:%d for %s", request["host"], listener.port, cwd)
+        try:
+            self._answer({"ok": True, "port": listener.port})
+            self.connection.settimeout(None)
+            while self.rfile.read(65536):
+                pass
+        finally:
+            listener.stop()
+            log.info("HTTP on %s:%d stopped", request["host"], listener.port)
+
     def _mcp(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
         from loremap.daemon.session import serve_session
 
@@ -234,6 +269,24 @@ class _Handler(socketserver.StreamRequestHandler):
         self._answer({"ok": True})
         self.connection.settimeout(None)  # a session is quiet between the agent's calls
         serve_session(Path(cwd), env, self.rfile, self.wfile)
+
+
+def _http_args(request: Mapping[str, Any]) -> tuple[str, str, int, str, list[str], int,
+                                                     int, float]:
+    """The listener's parameters from an `http` request (`ValueError` when one is wrong)."""
+    cwd, profile, host, token = (request.get(k) for k in ("cwd", "profile", "host", "token"))
+    hosts = request.get("allowed_hosts")
+    if not all(isinstance(v, str) for v in (cwd, profile, host, token)) or not isinstance(
+            hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise ValueError("cwd, profile, host and token are strings, allowed_hosts a list")
+    numbers: list[float] = []
+    for key in ("port", "max_bytes", "max_sessions", "session_idle_s"):
+        value = request.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError("port, max_bytes, max_sessions and session_idle_s are numbers")
+        numbers.append(value)
+    return (str(cwd), str(profile), int(numbers[0]), str(token), [str(h) for h in hosts],
+            int(numbers[1]), int(numbers[2]), numbers[3])
 
 
 def _preload() -> None:

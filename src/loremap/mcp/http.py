@@ -234,6 +234,52 @@ def serve(projects: Projects, profile: str, host: str, port: int, token: str,
         projects.close()
 
 
+class Listener(NamedTuple):
+    """An HTTP listener running on a thread of its own (the daemon's), and how to stop it."""
+
+    port: int
+    server: Any
+    thread: Any
+    projects: Projects
+
+    def stop(self, wait_s: float = 40.0) -> None:
+        """Stop accepting, let requests in flight finish (uvicorn's 30 s grace), close the
+        indexes."""
+        self.server.should_exit = True
+        self.thread.join(wait_s)
+        self.projects.close()
+
+
+def listen(projects: Projects, profile: str, host: str, port: int, token: str,
+           extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> Listener:
+    """The same server as `serve`, listening on a thread: what the daemon runs for `loremap
+    serve --http`. `UserError` when the address cannot be bound."""
+    import threading
+
+    import anyio
+
+    check_bind(host, token)
+    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
+    server = _uvicorn(app, host, port)
+
+    def run() -> None:
+        try:
+            anyio.run(server.serve)
+        except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
+            pass
+
+    thread = threading.Thread(target=run, daemon=True, name=f"http {host}:{port}")
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.02)
+    if not server.started:
+        projects.close()
+        raise UserError(f"cannot listen on {host}:{port} (the address is in use, or not this "
+                        "machine's)")
+    bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+    return Listener(int(bound), server, thread, projects)
+
+
 def _uvicorn(app: ASGIApp, host: str, port: int) -> Any:
     """A uvicorn server that stops gracefully on SIGINT/SIGTERM and then returns (uvicorn
     re-raises the signal after its shutdown, which would kill us before the indexes close)."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from loremap.config import CONFIG_FILE, LOREMAP_DIR, find_project_root, load_settings
@@ -16,31 +18,84 @@ def run(args: argparse.Namespace) -> int:
     if args.http is None:
         return _stdio()
     require_sdk()
-    from loremap.mcp.projects import Projects
+    from loremap.mcp.http import check_bind, parse_address, serve, session_limits
     from loremap.mcp.server import check_profile
 
     root = find_project_root(Path.cwd(), os.environ)
     config = root / LOREMAP_DIR / CONFIG_FILE if root is not None else None
     settings = load_settings(config if config is not None and config.is_file() else None)
     profile = check_profile(settings.get_str("serve.tools"))
-    projects = Projects()
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="loremap serve: %(message)s")
-    from loremap.mcp.http import parse_address, serve, session_limits
-
     host, port = parse_address(args.http)
     limits = session_limits(settings.get_int("serve.max_sessions"),
                             settings.get_float("serve.session_idle_s"))
     token = os.environ.get("LOREMAP_HTTP_TOKEN", "").strip()
+    check_bind(host, token)
+    hosts = list(settings.get_list("serve.allowed_hosts"))
+    max_bytes = settings.get_int("serve.max_request_bytes")
 
     def ready(bound: int) -> None:
         auth = "bearer token required" if token else "no token (loopback only)"
         print(f"loremap serve: MCP on http://{host}:{bound}/mcp, health on /health ({auth}, "
               f"{profile} tools)", file=sys.stderr, flush=True)
 
-    serve(projects, profile, host, port, token, list(settings.get_list("serve.allowed_hosts")),
-          settings.get_int("serve.max_request_bytes"), limits, ready)
+    from loremap import wire
+
+    if wire.enabled(os.environ):
+        done = _http_through_daemon({
+            "op": "http", "cwd": os.getcwd(), "env": wire.request_environ(os.environ),
+            "profile": profile, "host": host, "port": port, "token": token,
+            "allowed_hosts": hosts, "max_bytes": max_bytes, "max_sessions": limits.max_sessions,
+            "session_idle_s": limits.idle_s}, ready)
+        if done is not None:
+            return done
+    from loremap.mcp.projects import Projects
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="loremap serve: %(message)s")
+    serve(Projects(), profile, host, port, token, hosts, max_bytes, limits, ready)
     return 0
+
+
+def _http_through_daemon(request: dict[str, object], ready: Callable[[int], None]
+                         ) -> int | None:
+    """Ask the daemon (started if none runs) to listen, and hold the listener open until this
+    process ends; None when no daemon could serve it (then this process serves)."""
+    import signal
+
+    from loremap import wire
+    from loremap.errors import UserError
+
+    env = os.environ
+    if wire.ask({"op": "status"}, env, connect_s=1.0, answer_s=10.0) is None:
+        with contextlib.suppress(OSError):  # asked for by name: never paused
+            os.unlink(os.path.join(os.path.dirname(wire.socket_path(env)),
+                                   f"spawned-{wire.install_id()}"))
+        if not wire.spawn(env) or not wire.wait_ready(env, 15.0):
+            return None
+    sock = wire.connect(env, 1.0)
+    if sock is None:
+        return None
+    with sock, sock.makefile("rb") as stream:
+        sock.settimeout(60.0)
+        wire.send(sock, request)
+        answer = wire.receive(stream)
+        if answer is None or answer.get("fallback"):
+            return None
+        if not answer.get("ok"):
+            raise UserError(str(answer.get("error", "the daemon refused to listen")))
+        ready(int(answer["port"]))
+        sock.settimeout(None)
+
+        def stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            stream.read()  # the daemon closes it only when it stops
+        except KeyboardInterrupt:
+            return 0  # closing the connection stops the listener, gracefully
+    print("loremap serve: the daemon stopped serving HTTP", file=sys.stderr)
+    return 1
 
 
 def _stdio() -> int:
