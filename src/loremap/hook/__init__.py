@@ -136,6 +136,12 @@ def run(argument: str, data: bytes, environ: Mapping[str, str]) -> tuple[str, st
         return "", ""
 
 
+# How long a hook waits for the daemon's answer before answering in its own process: a
+# session start may index a repository for the first time; the others answer in milliseconds,
+# and a daemon stuck that long must not hold up every prompt for Claude Code's 60 s timeout.
+_ANSWER_S = {"session-start": 120.0, "SessionStart": 120.0, "": 15.0}
+
+
 def _through_daemon(argument: str, data: bytes) -> tuple[str, str] | None:
     """The daemon's answer to this event, or None: then this process answers, and a daemon is
     started for the next event (`loremap.wire`)."""
@@ -146,7 +152,8 @@ def _through_daemon(argument: str, data: bytes) -> tuple[str, str] | None:
     try:
         answer = wire.ask({"op": "hook", "event": argument,
                            "payload": data.decode("utf-8", errors="replace"),
-                           "env": wire.request_environ(os.environ)}, os.environ)
+                           "env": wire.request_environ(os.environ)}, os.environ,
+                          answer_s=_ANSWER_S.get(argument, _ANSWER_S[""]))
     except wire.Refused as exc:
         log(f"daemon not used: {exc}")
         return None
