@@ -217,14 +217,17 @@ class _Handler(socketserver.StreamRequestHandler):
             return
         with deferring() as after:
             out, err = run(event, payload.encode("utf-8"), env)
-        self._answer({"ok": True, "stdout": out, "stderr": err})
-        for work in after:  # what the hook left for after its answer (`context.later`)
-            try:
-                work()
-            except Exception as exc:  # noqa: BLE001 - logged like a hook's own failure
-                from loremap.hook import log as hook_log
+        try:
+            self._answer({"ok": True, "stdout": out, "stderr": err})
+        finally:  # even for a client that gave up waiting: the work is the project's
+            for work in after:  # what the hook left for after its answer (`context.later`)
+                try:
+                    work()
+                except Exception as exc:  # noqa: BLE001 - logged like a hook's own failure
+                    from loremap.hook import log as hook_log
 
-                hook_log(f"hook {event}: after the answer: {type(exc).__name__}: {exc}", env)
+                    hook_log(f"hook {event}: after the answer: {type(exc).__name__}: {exc}",
+                             env)
 
     def _http(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
         """`loremap serve --http` on this daemon: the listener lives as long as the
