@@ -444,6 +444,11 @@ def test_an_mcp_session_through_the_daemon_is_the_sdk_server(noted, env, daemon,
     assert len(set(ids)) == 8
     assert set(ids) <= {p.stem for p in (noted / ".loremap" / "notes").glob("*.md")}
     assert requests(env) >= before + 3  # two sessions went through the daemon
+    # ... on the daemon's warm Apps, the ones the hooks use: the project is open there, in no
+    # more Apps than two calls at once need.
+    found = status(env)
+    assert found is not None and str(noted.resolve()) in found["projects"]
+    assert 1 <= found["apps"] <= 2
 
 
 def test_serve_exits_when_no_handshake_comes(noted, env):

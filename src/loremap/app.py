@@ -205,6 +205,17 @@ class App:
             self._embedder = self._load_embedder()
         return self._embedder
 
+    def adopt_embedder(self, other: App) -> bool:
+        """Use the embedder `other` loaded, when both name the same one (the daemon's Apps of
+        one project share one model); whether it did."""
+        spec = self.settings.get_str("search.embedder")
+        if (other._embedder is False or not spec or self._embedder is not False
+                or spec != other.settings.get_str("search.embedder")):
+            return False
+        self._embedder = other._embedder
+        self.embed_failures = other.embed_failures  # where the shared model reports
+        return True
+
     def embed_settings(self) -> EmbedSettings:
         """What the embedding providers read besides `search.embedder`."""
         from loremap.embed import EmbedSettings

@@ -245,7 +245,8 @@ class _Handler(socketserver.StreamRequestHandler):
             self._answer({"ok": False, "error": f"bad request: {exc}"})
             return
         projects = Projects(Path(cwd), env,
-                            lambda where, e: App.open(where, e, require_project=False))
+                            lambda where, e: App.open(where, e, require_project=False),
+                            self.server.warm.use)
         try:
             listener = listen(projects, profile, str(request["host"]), port, token, hosts,
                               max_bytes, limits)
@@ -271,7 +272,7 @@ class _Handler(socketserver.StreamRequestHandler):
             return
         self._answer({"ok": True})
         self.connection.settimeout(None)  # a session is quiet between the agent's calls
-        serve_session(Path(cwd), env, self.rfile, self.wfile)
+        serve_session(self.server.warm, Path(cwd), env, self.rfile, self.wfile)
 
 
 def _http_args(request: Mapping[str, Any]) -> tuple[str, str, int, str, list[str], int,

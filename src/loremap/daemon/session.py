@@ -4,7 +4,7 @@
 transport reads and writes that connection's streams instead of the process's, so the relay
 holds no protocol logic and the session is the same server `loremap serve` runs in process
 (`mcp.server.build_server`). Each session runs its own event loop on its connection's thread;
-its project's Apps are opened once per session and closed when the client goes.
+its project's Apps are the daemon's warm ones (`warm.Warm`), shared with the hooks.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from pathlib import Path
+
+from loremap.daemon.warm import Warm
 
 
 class _Unowned(io.TextIOWrapper):
@@ -24,7 +26,7 @@ class _Unowned(io.TextIOWrapper):
             pass
 
 
-def serve_session(cwd: Path, environ: Mapping[str, str], rfile: io.BufferedIOBase,
+def serve_session(warm: Warm, cwd: Path, environ: Mapping[str, str], rfile: io.BufferedIOBase,
                   wfile: io.BufferedIOBase) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
@@ -34,7 +36,8 @@ def serve_session(cwd: Path, environ: Mapping[str, str], rfile: io.BufferedIOBas
     from loremap.mcp.server import build_server, profile_for
 
     projects = Projects(cwd, environ, lambda where, env: App.open(where, env,
-                                                                  require_project=False))
+                                                                  require_project=False),
+                        warm.use)
     server = build_server(projects, profile_for(cwd, environ))
     reader = anyio.wrap_file(_Unowned(rfile, encoding="utf-8", errors="replace"))  # type: ignore[arg-type]
     writer = anyio.wrap_file(_Unowned(wfile, encoding="utf-8", write_through=True))  # type: ignore[arg-type]

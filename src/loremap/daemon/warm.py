@@ -33,9 +33,15 @@ _FOLDERS = frozenset({"HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME
                       "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"})
 
 
+# Not part of it: the project (the key names it) and the hooks' short wait for a database
+# server to answer a new connection, so that hooks and MCP sessions share their Apps.
+_PER_CALLER = frozenset({"LOREMAP_PROJECT_DIR", "LOREMAP_CONNECT_TIMEOUT_S"})
+
+
 def signature(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v) for k, v in environ.items()
-                        if k.startswith("LOREMAP_") or k in _FOLDERS))
+                        if (k.startswith("LOREMAP_") and k not in _PER_CALLER)
+                        or k in _FOLDERS))
 
 
 def _stamp(root: Path) -> tuple[object, ...]:
@@ -106,6 +112,7 @@ class Warm:
                 entry.app = App.open(root, environ)
                 self.opened += 1
                 entry.stamp = _stamp(root)  # opening may have created the index
+                self._share_model(key, entry)
                 if self.warm_models:
                     # Trigger: the project turned vectors on. Why: a model loaded once serves
                     # every later prompt, which no hook process can afford. Outcome: loaded
@@ -115,6 +122,16 @@ class Warm:
         finally:
             entry.used = time.monotonic()
             entry.lock.release()
+
+    def _share_model(self, key: tuple[str, tuple[tuple[str, str], ...]], entry: _Entry) -> None:
+        """Give a new App the embedding model another App of its key loaded (one model in
+        memory per project, not one per App)."""
+        assert entry.app is not None
+        with self._guard:
+            others = [e.app for e in self._entries.get(key, []) if e is not entry and e.app]
+        for other in others:
+            if entry.app.adopt_embedder(other):
+                return
 
     @staticmethod
     def _close(entry: _Entry) -> None:

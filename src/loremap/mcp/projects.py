@@ -23,6 +23,10 @@ from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 from loremap.app import App
+from loremap.config import LOREMAP_DIR, find_project_root
+
+# Lends the App of a project folder for one call (the daemon's `Warm.use`).
+Lender = Callable[[Path, Mapping[str, str]], contextlib.AbstractContextManager[App]]
 
 log = logging.getLogger("loremap.mcp")
 
@@ -54,10 +58,14 @@ class Projects:
     """Open apps keyed by project folder, each used under its own lock."""
 
     def __init__(self, cwd: Path | None = None, environ: Mapping[str, str] | None = None,
-                 opener: Callable[[Path, Mapping[str, str]], App] | None = None) -> None:
+                 opener: Callable[[Path, Mapping[str, str]], App] | None = None,
+                 lender: Lender | None = None) -> None:
         self.cwd = (cwd or Path.cwd()).resolve()
         self.environ = dict(os.environ if environ is None else environ)
         self._open = opener or (lambda where, env: App.open(where, env, require_project=False))
+        # The daemon's warm Apps (`daemon.warm.Warm.use`), lent per call for a project folder:
+        # then the sessions, the HTTP clients and the hooks share one App pool and one model.
+        self._lend = lender
         self._apps: dict[Path, Opened] = {}
         self._guard = threading.Lock()
 
@@ -71,6 +79,12 @@ class Projects:
         """The app of the project at `where` (default: the working directory), locked for
         this call, with the notices a degraded start produced (rebuilt index ...)."""
         folder = (where or self.cwd).resolve()
+        if self._lend is not None:
+            root = find_project_root(folder, self.environ)
+            if root is not None and (root / LOREMAP_DIR).is_dir():
+                with self._lend(root, self.environ) as app:
+                    yield app, app.take_notices()
+                return
         with self._guard:
             opened = self._apps.get(folder)
             if opened is None:
