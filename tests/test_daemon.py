@@ -362,7 +362,7 @@ def test_a_socket_passed_by_systemd_is_adopted(noted, env):
     """What systemd's socket activation does: listen on the unit's path, start the service
     with the socket as fd 3 and LISTEN_FDS/LISTEN_PID set (the pid is the service's own, so a
     small launcher sets it and execs the daemon)."""
-    from loremap.daemon.units import SOCKET_UNIT, units
+    from loremap.cli.units import SOCKET_UNIT, units
 
     path = wire.socket_path(env)
     assert f"ListenStream={path}\n" in units(env)[SOCKET_UNIT]
@@ -560,3 +560,33 @@ def test_a_slow_request_holds_up_neither_its_project_nor_the_others(noted):
                 thread.join(60)
         warm.close()
     assert warm.open_apps() == 0
+
+
+def test_cli_reads_through_the_daemon_print_what_they_print_alone(noted, env, daemon):
+    def loremap(*args: str, where: Path = noted, mode: str = "auto"
+                ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "loremap", *args], cwd=where,
+                              env={**env, "LOREMAP_DAEMON": mode}, capture_output=True,
+                              text=True, timeout=120)
+
+    cases = [("search", "fresh", "token", "login"), ("search", "login", "--json"),
+             ("list",), ("show", "gotcha-login-needs-a-fresh-token"), ("map",),
+             ("show", "src/auth/login.ts"), ("search", "--bogus"), ("show", "nothing-here"),
+             ("show", "/etc")]
+    for args in cases:
+        before = requests(env)
+        warm, alone = loremap(*args), loremap(*args, mode="off")
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            alone.returncode, alone.stdout, alone.stderr), args
+        assert requests(env) == before + 2, args  # the read went through the daemon
+    assert loremap("search", "--bogus").returncode == 2
+    assert loremap("show", "nothing-here").returncode == 1
+    # The caller's folder: a relative path from a subfolder.
+    sub = loremap("show", "login.ts", where=noted / "src" / "auth")
+    assert sub.returncode == 0 and "src/auth/login.ts" in sub.stdout
+    # Help, and every write, stay in the caller's process.
+    before = requests(env)
+    assert "usage: loremap search" in loremap("search", "--help").stdout
+    assert loremap("remember", "-t", "concept", "--title", "Carts", "-m",
+                   "What a shopper holds.").returncode == 0
+    assert requests(env) == before + 1

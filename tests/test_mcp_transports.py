@@ -419,9 +419,15 @@ def test_a_client_that_hangs_up_mid_call_leaves_no_partial_write(http_server, pr
     conn.close()
 
     async def main() -> str:
-        async with http_server.client() as c:  # waits for the project's lock: the write ended
+        async with http_server.client() as c:
             return text(await c.call_tool("recall", {"query": "when do coupons apply"}))
 
+    # The write goes on without its client. In its own process the server's next call waits
+    # for the project's lock; the daemon lends that call another App, so wait for the write.
+    deadline = time.monotonic() + 60
+    while "gotcha-coupons-apply-after-the-cart-total" not in indexed_notes(project):
+        assert time.monotonic() < deadline, "the write of the client that hung up never ended"
+        time.sleep(0.05)
     recalled = anyio.run(main)
     notes = list((project / ".loremap" / "notes").glob("*.md"))
     assert [p.stem for p in notes] == ["gotcha-coupons-apply-after-the-cart-total"]

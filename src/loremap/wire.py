@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+DAEMON_LOG = "daemon.log"  # in the logs folder: the daemon's starts, exits and failures
 MAX_LINE = 8 * 1024 * 1024  # a request or answer line; a pasted prompt log stays well below
 SPAWN_PAUSE_S = 10.0
 _UNIX_PATH_MAX = 100  # sun_path is 108 bytes on Linux (104 on macOS): keep a margin
@@ -325,3 +326,63 @@ def wait_ready(environ: Mapping[str, str], timeout: float) -> bool:
         if time.monotonic() >= end:
             return False
         time.sleep(0.02)
+
+
+# --- `loremap serve` (stdio) through the daemon ------------------------------------------------
+
+_CHUNK = 65536
+
+
+def _pump_stdin(sock: socket.socket) -> None:
+    """stdin to the daemon until stdin ends, then shut the connection's write side."""
+    try:
+        while True:
+            data = os.read(0, _CHUNK)
+            if not data:
+                break
+            sock.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            sock.shutdown(_socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def relay(environ: Mapping[str, str], cwd: str) -> int | None:
+    """`loremap serve` (stdio) through a running daemon: stdin and stdout relayed to an MCP
+    session there, bytes only (no protocol logic), until stdin closes (then the write side is
+    shut and the answers drain) or the daemon closes the connection. Its exit status, or None
+    when no daemon took the session (then the caller serves it in process)."""
+    import threading
+
+    sock = connect(environ, 0.05)
+    if sock is None:
+        return None
+    try:
+        sock.settimeout(10.0)
+        send(sock, {"op": "mcp", "cwd": cwd, "env": request_environ(environ)})
+        stream = sock.makefile("rb")
+        answer = receive(stream)
+    except (OSError, ValueError):
+        sock.close()
+        return None
+    if answer is None or not answer.get("ok"):
+        stream.close()
+        sock.close()
+        return None
+    sock.settimeout(None)
+    threading.Thread(target=_pump_stdin, args=(sock,), daemon=True).start()
+    try:
+        while True:
+            data = stream.read1(_CHUNK)
+            if not data:
+                return 0
+            os.write(1, data)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"loremap serve: the daemon's session ended: {exc}\n")
+        return 1
+    finally:
+        stream.close()
+        sock.close()

@@ -11,15 +11,32 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+# Commands that only read: a running daemon may run them for this process (warm imports and
+# Apps), with this process's folder and environment, printing into its answer.
+READS = frozenset({"search", "map", "show", "list"})
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `loremap` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and arguments and arguments[0] in READS:
+        handed = _through_daemon(arguments)
+        if handed is not None:
+            return handed
+    return run(arguments)
+
+
+def run(arguments: list[str]) -> int:
+    """Parse and run one command (in this process, or on a daemon thread for a caller)."""
+    from loremap.cli import context
     from loremap.cli.parser import build_parser
 
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(arguments).parse_args(arguments)
+    try:
+        args = build_parser(arguments).parse_args(arguments)
+    except SystemExit as exc:  # usage errors, --help, --version: argparse has printed them
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if not getattr(args, "command", None):
-        build_parser().print_help()
+        build_parser().print_help(context.out())
         return 0
     from loremap.errors import UserError
 
@@ -28,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = module.run(args)
         return code
     except UserError as exc:
-        print(f"loremap: error: {exc}", file=sys.stderr)
+        print(f"loremap: error: {exc}", file=context.err())
         return 1
     except KeyboardInterrupt:
         print("loremap: interrupted", file=sys.stderr)
@@ -45,5 +62,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         where = log_exception(exc)
         print(f"loremap: internal error: {type(exc).__name__}: {exc} (details in {where})",
-              file=sys.stderr)
+              file=context.err())
         return 3
+
+
+def _through_daemon(arguments: list[str]) -> int | None:
+    """A read command run by the daemon for this process: its exit code once its output is
+    printed, or None (no daemon answered, or the command asks for help: run it here)."""
+    import os
+
+    from loremap import wire
+
+    if not wire.enabled(os.environ) or any(a in ("-h", "--help") for a in arguments):
+        return None
+    try:
+        answer = wire.ask({"op": "cli", "argv": arguments, "cwd": os.getcwd(),
+                           "env": wire.request_environ(os.environ)}, os.environ,
+                          answer_s=120.0)
+    except (wire.Refused, OSError):
+        return None
+    if answer is None or not answer.get("ok"):
+        wire.spawn(os.environ)
+        return None
+    try:
+        sys.stdout.write(str(answer.get("stdout", "")))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.stderr.write(str(answer.get("stderr", "")))
+    return int(answer.get("code", 0))

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from loremap import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 # The model's vocabularies (NoteType, Status, Source, NodeKind), written out so that building
 # the parser imports nothing; tests/test_vocabulary.py ties each to its enum.
@@ -48,6 +52,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"loremap: error: {message} (see `{self.prog} --help`)\n")
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """argparse's output on the command's own streams (`context`), not the process's."""
+        from loremap.cli import context
+
+        if message:
+            stream = context.out() if file is None or file is sys.stdout else context.err()
+            stream.write(message)
 
     def _check_value(self, action: argparse.Action, value: object) -> None:
         # Trigger: a value outside an argument's choices (`loremap serach`, `sync puhs`).

@@ -41,7 +41,7 @@ from loremap.config import load_settings
 from loremap.daemon.warm import Warm
 
 log = logging.getLogger("loremap.daemon")
-LOG_NAME = "daemon.log"
+LOG_NAME = wire.DAEMON_LOG
 _RECHECK_S = 2.0  # a request checks the installed files at most this often
 _IDLE_RECHECK_S = 60.0  # with no request, this often (a stale daemon exits even unasked)
 _FORGET_S = 600.0  # an App unused this long is closed (it reopens on the next request)
@@ -204,6 +204,8 @@ class _Handler(socketserver.StreamRequestHandler):
             self._mcp(request, env)
         elif op == "http":
             self._http(request, env)
+        elif op == "cli":
+            self._cli(request, env)
         else:
             self._answer({"ok": False, "error": f"bad request: unknown op {op!r}"})
 
@@ -228,6 +230,26 @@ class _Handler(socketserver.StreamRequestHandler):
 
                     hook_log(f"hook {event}: after the answer: {type(exc).__name__}: {exc}",
                              env)
+
+    def _cli(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
+        """A read command (`cli.READS`) for a `loremap` process: run with its folder and
+        environment on the warm Apps, its output and exit code in the answer."""
+        import io
+
+        from loremap.cli import READS, context
+        from loremap.cli import run as run_command
+
+        argv, cwd = request.get("argv"), request.get("cwd")
+        if (not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv)
+                or argv[0] not in READS or not isinstance(cwd, str) or not os.path.isdir(cwd)):
+            self._answer({"ok": False, "error": "bad request: argv is a read command "
+                          f"({', '.join(sorted(READS))}) and cwd a folder"})
+            return
+        out, err = io.StringIO(), io.StringIO()
+        with context.invoked(Path(cwd), env, out, err, self.server.warm.use):
+            code = run_command([str(a) for a in argv])
+        self._answer({"ok": True, "code": code, "stdout": out.getvalue(),
+                      "stderr": err.getvalue()})
 
     def _http(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
         """`loremap serve --http` on this daemon: the listener lives as long as the

@@ -18,9 +18,10 @@ _START_S = 15.0  # a cold start imports loremap and binds; on a loaded machine a
 def run(args: argparse.Namespace) -> int:
     env = os.environ
     if args.action == "run":
-        from loremap.daemon.__main__ import run_foreground
+        import sys
 
-        return run_foreground()
+        # The daemon in this process's place (same pid: what a systemd service runs).
+        os.execv(sys.executable, [sys.executable, "-m", "loremap.daemon"])
     if args.action == "status":
         return _status(args.json)
     if args.action == "units":
@@ -47,16 +48,15 @@ def run(args: argparse.Namespace) -> int:
                                    f"spawned-{wire.install_id()}"))
         wire.spawn(env)
         if not wire.wait_ready(env, _START_S):
-            from loremap.daemon.server import LOG_NAME
             from loremap.logs import log_path
 
             raise UserError(f"the daemon did not answer within {_START_S:g} s; see "
-                            f"{log_path(LOG_NAME)}")
+                            f"{log_path(wire.DAEMON_LOG)}")
     return _status(args.json)
 
 
 def _units(write: bool, as_json: bool) -> int:
-    from loremap.daemon import units
+    from loremap.cli import units
 
     if not write:
         found = units.units(os.environ)

@@ -13,9 +13,9 @@ from pathlib import Path
 from loremap.app import App
 from loremap.cli.output import count, emit_json, lines
 from loremap.config import find_project_root
-from loremap.daemon.health import health
 from loremap.memory.doctor import diagnose
 from loremap.store.sqlite import fts5_available
+from loremap.use.daemon import health
 
 _MARK = {"ok": "ok  ", "warning": "warn", "error": "FAIL"}
 

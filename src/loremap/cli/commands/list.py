@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from loremap.app import App
+from loremap.cli import context
 from loremap.cli.output import count, emit_json, lines, warn
 from loremap.model import NoteType, Status
 from loremap.use.fresh import ALWAYS
@@ -12,7 +12,7 @@ from loremap.use.notes import list_notes
 
 
 def run(args: argparse.Namespace) -> int:
-    with App.open(require_project=False) as app:
+    with context.open_app(require_project=False) as app:
         done = list_notes(app, ALWAYS, [NoteType.parse(t) for t in args.types],
                           [Status.parse(s) for s in args.statuses])
     notes = done.notes

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from loremap.app import App
+from loremap.cli import context
 from loremap.cli.output import emit_json, lines, warn
 from loremap.use.code import map_page
 
@@ -13,8 +12,8 @@ from loremap.use.code import map_page
 def run(args: argparse.Namespace) -> int:
     from loremap.codemap.render import module_label
 
-    with App.open() as app:
-        done = map_page(app, args.module, cwd=Path.cwd())
+    with context.open_app() as app:
+        done = map_page(app, args.module, cwd=context.cwd())
     page = done.page
     if args.json:
         emit_json({"module": module_label(page.module) if page.module else "map",

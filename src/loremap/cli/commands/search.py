@@ -6,9 +6,8 @@ Any text is safe: it is analysed, never parsed as query syntax.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from loremap.app import App
+from loremap.cli import context
 from loremap.cli.output import emit_json, lines, warn
 from loremap.model import NodeKind, NoteType, Status
 from loremap.use.fresh import ALWAYS
@@ -24,7 +23,7 @@ def question(args: argparse.Namespace, text: str = "") -> Question:
         statuses=tuple(Status.parse(s) for s in args.statuses),
         files=tuple(args.paths), as_of=getattr(args, "as_of", None),
         history=bool(getattr(args, "history", False)), budget=getattr(args, "budget", None),
-        limit=getattr(args, "limit", None), cwd=Path.cwd())
+        limit=getattr(args, "limit", None), cwd=context.cwd())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = SearchConfig.parse(args.tuning) if args.tuning is not None else None
     asked = question(args, " ".join(args.query))
-    with App.open(require_project=False) as app:
+    with context.open_app(require_project=False) as app:
         done = recall(app, asked, ALWAYS, config)
     found = done.found
     if args.json:

@@ -136,6 +136,6 @@ def _stdio() -> int:
 
 
 def _relay() -> int | None:
-    from loremap.daemon.relay import relay
+    from loremap import wire
 
-    return relay(os.environ, os.getcwd())
+    return wire.relay(os.environ, os.getcwd())

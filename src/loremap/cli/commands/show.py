@@ -5,17 +5,16 @@ a module's page."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from loremap.app import App
+from loremap.cli import context
 from loremap.cli.output import emit_json, lines, warn
 from loremap.use.fresh import ALWAYS
 from loremap.use.notes import FilePage, NotePage, Page, read, render_page
 
 
 def run(args: argparse.Namespace) -> int:
-    with App.open(require_project=False) as app:
-        done = read(app, args.id, ALWAYS, cwd=Path.cwd())
+    with context.open_app(require_project=False) as app:
+        done = read(app, args.id, ALWAYS, cwd=context.cwd())
     if args.json:
         emit_json({**_as_json(done.page), "warnings": done.warnings})
         return 0
