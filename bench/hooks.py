@@ -14,7 +14,8 @@ fed the event JSON on stdin:
   - session-start (startup, nothing changed: an incremental index that parses nothing),
     session-start after compaction, pre-tool (a file with notes, a new session each run),
     post-tool (the meter), stop, pre-compact.
-Each event is measured three ways in the same run: in its own process (`LOREMAP_DAEMON=off`,
+`loremap search` with the prompts' questions is measured the same way (a CLI read). Each event
+is measured three ways in the same run: in its own process (`LOREMAP_DAEMON=off`,
 what every hook did before the daemon), through a warm daemon (`loremap daemon`, started once
 and warmed by one call of each event), and falling back (the daemon is on but none runs and
 none may start: the cost of finding that out). Baselines in the same run: `python -c pass`
@@ -116,6 +117,10 @@ def measure(root: Path, transcript: Path, prompts: list[str], runs: int,
         run_once([*hook, *args], payload(runs), root, env)
         out[name] = stats([run_once([*hook, *args], payload(i), root, env)
                            for i in range(runs)])
+    search = [str(Path(sys.executable).parent / "loremap"), "search"]
+    run_once([*search, prompts[0]], None, root, env)
+    out["loremap search (CLI)"] = stats([run_once([*search, prompts[i % len(prompts)]], None,
+                                                  root, env) for i in range(runs)])
     return out
 
 
@@ -125,6 +130,23 @@ def paused(env: dict[str, str]) -> None:
 
     folder = wire.private_dir(os.path.dirname(wire.socket_path(env)))
     Path(folder, f"spawned-{wire.install_id()}").touch()
+
+
+def measure_fallback(root: Path, transcript: Path, prompts: list[str], runs: int,
+                     env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """A prompt and a CLI search with the daemon on but none running, and none allowed to
+    start (the pause renewed before each run)."""
+    hook = hook_command()
+    search = [str(Path(sys.executable).parent / "loremap"), "search"]
+    base = {"session_id": "bench", "transcript_path": str(transcript), "cwd": str(root)}
+    prompt_ms, search_ms = [], []
+    for i in range(runs):
+        paused(env)
+        prompt_ms.append(run_once([*hook, "prompt"], {**base, "prompt": prompts[i % len(prompts)]},
+                                  root, env))
+        paused(env)
+        search_ms.append(run_once([*search, prompts[i % len(prompts)]], None, root, env))
+    return {"prompt": stats(prompt_ms), "loremap search (CLI)": stats(search_ms)}
 
 
 def through_daemon(root: Path, transcript: Path, prompts: list[str], runs: int,
@@ -201,9 +223,7 @@ def main() -> None:
         if not args.no_daemon:
             auto = {**os.environ, "LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "600"}
             warm = through_daemon(root, transcript, prompts, args.runs, auto)
-            paused(auto)
-            fallback = {"prompt": measure(root, transcript, prompts, args.runs, auto,
-                                          baselines=False)["prompt"]}
+            fallback = measure_fallback(root, transcript, prompts, args.runs, auto)
     start = figures["python -c pass"]["p50"]
     report("in its own process (LOREMAP_DAEMON=off)", figures, start, TARGETS)
     if warm:
