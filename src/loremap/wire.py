@@ -19,6 +19,8 @@ still plain JSON; the daemon reads and writes them with `json`.
 - Trust: a socket or folder owned by another user, or a folder others can open, is refused with
   one line (`Refused`); a socket file no process listens on is a leftover, reclaimed by the
   daemon that starts next.
+- Relaying: `relay` is `loremap serve`'s side of a stdio MCP session run by the daemon:
+  stdin and stdout copied to and from the connection, bytes only.
 - Starting: `spawn` launches `python -m loremap.daemon` detached, at most once per
   `SPAWN_PAUSE_S` (a daemon that cannot start must not be relaunched by every prompt); the
   daemon itself takes a lock, so two racing starts leave one daemon.
