@@ -590,3 +590,16 @@ def test_cli_reads_through_the_daemon_print_what_they_print_alone(noted, env, da
     assert loremap("remember", "-t", "concept", "--title", "Carts", "-m",
                    "What a shopper holds.").returncode == 0
     assert requests(env) == before + 1
+
+
+@pytest.mark.parametrize("extra", [{}, {"XDG_CACHE_HOME": "/var/tmp/cache-home"},
+                                   {"XDG_CACHE_HOME": "relative/ignored"}])
+def test_the_socket_folder_is_the_cache_folder_s_without_a_runtime_folder(extra):
+    from loremap.config import UserPaths
+
+    env = {"HOME": "/home/someone", **extra}
+    assert wire.run_dir(env) == str(UserPaths.from_env(env).cache / "run")
+    home = {**env, "LOREMAP_HOME": "/srv/lm"}
+    assert wire.run_dir(home) == str(UserPaths.from_env(home).cache / "run")
+    runtime = {**env, "XDG_RUNTIME_DIR": "/run/user/1000"}
+    assert wire.run_dir(runtime) == "/run/user/1000/loremap"

@@ -8,8 +8,9 @@ of `socket` and `json` (`_socket`, `_json`) rather than the modules around them,
 `enum`, `selectors` and `re` (~10 ms together, measured with `-X importtime`). The messages are
 still plain JSON; the daemon reads and writes them with `json`.
 
-- The socket: `$XDG_RUNTIME_DIR/loremap/` (else `/tmp/loremap-<uid>/`, as tmux does; under
-  `LOREMAP_HOME`, `$LOREMAP_HOME/run/`), a folder of mode 0700 owned by the user, holding
+- The socket: `$XDG_RUNTIME_DIR/loremap/` (else `run/` in loremap's cache folder, e.g.
+  `~/.cache/loremap/run/`; under `LOREMAP_HOME`, `$LOREMAP_HOME/cache/run/`), a folder of mode
+  0700 owned by the user, holding
   `daemon-<install>.sock`: one daemon per user *and per installation* (two virtual environments
   with different loremaps never answer for each other). A path too long for `AF_UNIX` (108
   bytes) moves to `/tmp/loremap-<uid>/` under a digest of the long one.
@@ -88,13 +89,19 @@ def install_stamp() -> str:
 
 
 def run_dir(environ: Mapping[str, str]) -> str:
-    """The folder of the daemon's socket and lock."""
-    if environ.get("LOREMAP_HOME"):
-        return os.path.join(os.path.expanduser(environ["LOREMAP_HOME"]), "run")
+    """The folder of the daemon's socket and lock: `$XDG_RUNTIME_DIR/loremap`, else `run/` in
+    loremap's cache folder (`UserPaths.cache`, whose rule this repeats without importing
+    `loremap.config`; `tests/test_daemon.py` holds them equal)."""
+    home = environ.get("LOREMAP_HOME", "")
+    if home:
+        return os.path.join(os.path.expanduser(home), "cache", "run")
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime):
         return os.path.join(runtime, "loremap")
-    return f"/tmp/loremap-{os.getuid()}"
+    cache = environ.get("XDG_CACHE_HOME", "")
+    if not (cache and os.path.isabs(cache)):
+        cache = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "loremap", "run")
 
 
 def socket_path(environ: Mapping[str, str]) -> str:
