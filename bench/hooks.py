@@ -128,8 +128,7 @@ def paused(env: dict[str, str]) -> None:
     """Keep a daemon from being started for the next few seconds (`wire.SPAWN_PAUSE_S`)."""
     from loremap import wire
 
-    folder = wire.private_dir(os.path.dirname(wire.socket_path(env)))
-    Path(folder, f"spawned-{wire.install_id()}").touch()
+    Path(wire.spawn_marker(env)).touch()
 
 
 def measure_fallback(root: Path, transcript: Path, prompts: list[str], runs: int,

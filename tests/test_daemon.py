@@ -268,6 +268,8 @@ def test_another_environment_in_what_only_a_process_can_set_is_answered_in_proce
     assert b"Login needs a fresh token" in other.stdout
     # the status of `requests`, the hook's (answered "fallback"), this status
     assert requests(env) == before + 2
+    # A daemon runs: the client starts no second one (which would only wait for the lock).
+    assert not os.path.exists(wire.spawn_marker(env))
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="making a socket another user's needs root")

@@ -331,6 +331,14 @@ def find_project_root(start: Path, environ: Mapping[str, str] | None = None) -> 
     return git_root(start)
 
 
+def project_settings(cwd: Path, environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings of the project around `cwd` (its config.toml, if it has one, then the
+    environment), or the defaults and the environment outside any project."""
+    root = find_project_root(cwd, environ)
+    return load_settings(root / LOREMAP_DIR / CONFIG_FILE if root is not None else None,
+                         environ)
+
+
 def settings_markdown() -> str:
     """The settings reference, generated from `SETTINGS` (docs/settings.md)."""
     lines = [

@@ -265,7 +265,9 @@ def _read_line(sock: Any) -> bytes:
 def ask(message: Mapping[str, Any], environ: Mapping[str, str], connect_s: float = 0.05,
         answer_s: float = 60.0) -> dict[str, Any] | None:
     """The daemon's answer to `message`, or None when no daemon answered (none runs, it died
-    mid-request, it said it cannot serve this request). Never raises but `Refused`."""
+    mid-request, it is outdated and exiting). A running daemon that cannot serve this request
+    answers `{"fallback": ...}` (no "ok"): the caller does the work itself and starts nothing.
+    Never raises but `Refused`."""
     try:
         sock = _open(environ, connect_s)
     except Refused:
@@ -283,8 +285,8 @@ def ask(message: Mapping[str, Any], environ: Mapping[str, str], connect_s: float
         return None
     finally:
         sock.close()
-    if answer is None or answer.get("fallback"):
-        return None
+    if answer is None or answer.get("fallback") == "stale":
+        return None  # the daemon is going away: as if none ran
     return answer
 
 
@@ -294,14 +296,31 @@ def request_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if not k.startswith("BASH_FUNC_")}
 
 
+def spawn_marker(environ: Mapping[str, str]) -> str:
+    """The file whose time says when a daemon was last started (in the private folder)."""
+    folder = private_dir(os.path.dirname(socket_path(environ)))
+    return os.path.join(folder, f"spawned-{install_id()}")
+
+
+def start(environ: Mapping[str, str], wait_s: float) -> bool:
+    """A daemon started now if none runs (asked for by name: never paused), and whether one
+    answers within `wait_s` seconds."""
+    if ask({"op": "status"}, environ, connect_s=1.0, answer_s=10.0) is not None:
+        return True
+    try:
+        os.unlink(spawn_marker(environ))
+    except FileNotFoundError:
+        pass
+    return spawn(environ) and wait_ready(environ, wait_s)
+
+
 def spawn(environ: Mapping[str, str]) -> bool:
     """Start a daemon in the background for the next request; False when one was started less
     than `SPAWN_PAUSE_S` ago (it is starting, or cannot start: its log says why)."""
     try:
-        folder = private_dir(os.path.dirname(socket_path(environ)))
+        marker = spawn_marker(environ)
     except OSError:
         return False
-    marker = os.path.join(folder, f"spawned-{install_id()}")
     try:
         if time.time() - os.stat(marker).st_mtime < SPAWN_PAUSE_S:
             return False

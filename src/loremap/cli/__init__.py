@@ -79,11 +79,13 @@ def _through_daemon(arguments: list[str]) -> int | None:
         answer = wire.ask({"op": "cli", "argv": arguments, "cwd": os.getcwd(),
                            "env": wire.request_environ(os.environ)}, os.environ,
                           answer_s=120.0)
-    except (wire.Refused, OSError):
+    except wire.Refused:
         return None
-    if answer is None or not answer.get("ok"):
+    if answer is None:
         wire.spawn(os.environ)
         return None
+    if not answer.get("ok"):
+        return None  # a daemon runs but cannot serve this command (`wire.ask`)
     try:
         sys.stdout.write(str(answer.get("stdout", "")))
         sys.stdout.flush()

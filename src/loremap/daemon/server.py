@@ -23,7 +23,6 @@ the lock taken and exits; a socket file left by a killed daemon is removed and b
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -34,7 +33,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from loremap import __version__, wire
 from loremap.config import load_settings
@@ -255,7 +254,6 @@ class _Handler(socketserver.StreamRequestHandler):
         """`loremap serve --http` on this daemon: the listener lives as long as the
         connection of the `serve` process that asked for it (its exit, SIGINT or SIGTERM
         close it, and the listener stops gracefully)."""
-        from loremap.app import App
         from loremap.errors import UserError
         from loremap.mcp.http import listen, session_limits
         from loremap.mcp.projects import Projects
@@ -266,9 +264,7 @@ class _Handler(socketserver.StreamRequestHandler):
         except (ValueError, UserError) as exc:
             self._answer({"ok": False, "error": f"bad request: {exc}"})
             return
-        projects = Projects(Path(cwd), env,
-                            lambda where, e: App.open(where, e, require_project=False),
-                            self.server.warm.use)
+        projects = Projects(Path(cwd), env, lender=self.server.warm.use)
         try:
             listener = listen(projects, profile, str(request["host"]), port, token, hosts,
                               max_bytes, limits)
@@ -335,77 +331,61 @@ def _adopted() -> socket.socket | None:
     return None
 
 
-def _reclaim(path: Path) -> None:
-    """Remove the socket file of a daemon that is gone (nobody accepts on it)."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _remove_leftover(path: Path) -> None:
+    """Remove the socket file of a daemon that is gone (nobody accepted on it)."""
     try:
-        probe.connect(os.fspath(path))
+        path.unlink()
     except FileNotFoundError:
         return
-    except OSError:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        log.info("removed the socket of a daemon that is gone: %s", path)
-        return
-    finally:
-        probe.close()
-    raise RuntimeError(f"a daemon already answers on {path}")
+    log.info("removed the socket of a daemon that is gone: %s", path)
 
 
 def serve(environ: Mapping[str, str] | None = None) -> int:
-    """Run the daemon until it is stopped or idle; 0, or 1 when another one runs."""
-    env = dict(os.environ if environ is None else environ)
-    from loremap.hook.context import use_opener
+    """Run the daemon until it is stopped or idle; 0, or 1 when another one runs.
 
+    Of two daemons starting at once, the second waits up to 3 s for the lock (a stale daemon
+    still holds it for a moment while its successor starts), then exits."""
+    from loremap.errors import Conflict
+    from loremap.vault.fs import file_lock
+
+    env = dict(os.environ if environ is None else environ)
     path = Path(wire.socket_path(env))
     folder = Path(wire.private_dir(os.fspath(path.parent)))
-    listener = _adopted()
-    lock = open(folder / f"daemon-{wire.install_id()}.lock", "a+b")  # noqa: SIM115
     try:
-        if not _take(lock, 3.0):
-            log.info("another daemon holds %s: exiting", lock.name)
+        with file_lock(folder / f"daemon-{wire.install_id()}.lock", 3.0):
+            return _serve_locked(env, path)
+    except Conflict:
+        log.info("another daemon holds its lock in %s: exiting", folder)
+        return 1
+
+
+def _serve_locked(env: dict[str, str], path: Path) -> int:
+    from loremap.hook.context import use_opener
+
+    listener = _adopted()
+    if listener is None:
+        answering = wire.connect(env, 1.0)  # `Refused` for another user's socket
+        if answering is not None:
+            answering.close()
+            log.info("a daemon already answers on %s: exiting", path)
             return 1
-        if listener is None:
-            try:
-                wire.check_socket(os.fspath(path))
-                _reclaim(path)
-            except FileNotFoundError:
-                pass
-            except RuntimeError as exc:
-                log.info("%s: exiting", exc)
-                return 1
-        server = Daemon(env, listener)
-        use_opener(server.warm.use)
-        for name in ("SIGTERM", "SIGINT", "SIGHUP"):
-            signal.signal(getattr(signal, name), lambda *_: server.stop())
-        threading.Thread(target=server.watch, daemon=True, name="idle").start()
-        threading.Thread(target=_preload, daemon=True, name="preload").start()
-        log.info("daemon %s listening on %s (idle exit after %.0f s)", os.getpid(), path,
-                 server.idle_s)
-        try:
-            server.serve_forever(poll_interval=0.5)
-        finally:
-            server.stop()
-            use_opener(None)
-            server.warm.close()
-            server.server_close()
-            if listener is None:  # the lock is still ours: no other daemon bound it since
-                with contextlib.suppress(OSError):
-                    path.unlink()
-        return 0
+        _remove_leftover(path)
+    server = Daemon(env, listener)
+    use_opener(server.warm.use)
+    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+        signal.signal(getattr(signal, name), lambda *_: server.stop())
+    threading.Thread(target=server.watch, daemon=True, name="idle").start()
+    threading.Thread(target=_preload, daemon=True, name="preload").start()
+    log.info("daemon %s listening on %s (idle exit after %.0f s)", os.getpid(), path,
+             server.idle_s)
+    try:
+        server.serve_forever(poll_interval=0.5)
     finally:
-        lock.close()
-
-
-def _take(lock: BinaryIO, wait_s: float) -> bool:
-    """Whether the daemon's lock is ours within `wait_s` (a daemon that is exiting, stale,
-    still holds it for a moment while its successor starts)."""
-    end = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            if time.monotonic() >= end:
-                return False
-            time.sleep(0.05)
+        server.stop()
+        use_opener(None)
+        server.warm.close()
+        server.server_close()
+        if listener is None:  # the lock is still ours: no other daemon bound it since
+            with contextlib.suppress(OSError):
+                path.unlink()
+    return 0

@@ -31,13 +31,10 @@ def serve_session(warm: Warm, cwd: Path, environ: Mapping[str, str], rfile: io.B
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from loremap.app import App
     from loremap.mcp.projects import Projects
     from loremap.mcp.server import build_server, profile_for
 
-    projects = Projects(cwd, environ, lambda where, env: App.open(where, env,
-                                                                  require_project=False),
-                        warm.use)
+    projects = Projects(cwd, environ, lender=warm.use)
     server = build_server(projects, profile_for(cwd, environ))
     reader = anyio.wrap_file(_Unowned(rfile, encoding="utf-8", errors="replace"))  # type: ignore[arg-type]
     writer = anyio.wrap_file(_Unowned(wfile, encoding="utf-8", write_through=True))  # type: ignore[arg-type]

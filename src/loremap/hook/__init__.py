@@ -157,9 +157,11 @@ def _through_daemon(argument: str, data: bytes) -> tuple[str, str] | None:
     except wire.Refused as exc:
         log(f"daemon not used: {exc}")
         return None
-    if answer is None or not answer.get("ok"):
+    if answer is None:
         wire.spawn(os.environ)
         return None
+    if not answer.get("ok"):
+        return None  # a daemon runs but cannot serve this event (`wire.ask`)
     return str(answer.get("stdout", "")), str(answer.get("stderr", ""))
 
 

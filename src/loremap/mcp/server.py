@@ -245,13 +245,9 @@ def build_server(projects: Projects, profile: str = "lean") -> Server[Any]:
 
 def profile_for(cwd: Path, environ: Mapping[str, str]) -> str:
     """The tool profile (`serve.tools`) of the project around `cwd`, as its settings say."""
-    from loremap.config import CONFIG_FILE, LOREMAP_DIR, find_project_root, load_settings
+    from loremap.config import project_settings
 
-    root = find_project_root(cwd, environ)
-    config = root / LOREMAP_DIR / CONFIG_FILE if root is not None else None
-    settings = load_settings(config if config is not None and config.is_file() else None,
-                             environ)
-    return check_profile(settings.get_str("serve.tools"))
+    return check_profile(project_settings(cwd, environ).get_str("serve.tools"))
 
 
 def check_profile(value: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import time
 from typing import Any
@@ -42,16 +41,15 @@ def run(args: argparse.Namespace) -> int:
     if not wire.enabled(env):
         raise UserError("LOREMAP_DAEMON is off in this environment: unset it to start the "
                         "daemon")
-    if _ask({"op": "status"}) is None:
-        with contextlib.suppress(FileNotFoundError):  # a start asked for by name is never paused
-            os.unlink(os.path.join(os.path.dirname(wire.socket_path(env)),
-                                   f"spawned-{wire.install_id()}"))
-        wire.spawn(env)
-        if not wire.wait_ready(env, _START_S):
-            from loremap.logs import log_path
+    try:
+        started = wire.start(env, _START_S)
+    except wire.Refused as exc:
+        raise UserError(str(exc)) from None
+    if not started:
+        from loremap.logs import log_path
 
-            raise UserError(f"the daemon did not answer within {_START_S:g} s; see "
-                            f"{log_path(wire.DAEMON_LOG)}")
+        raise UserError(f"the daemon did not answer within {_START_S:g} s; see "
+                        f"{log_path(wire.DAEMON_LOG)}")
     return _status(args.json)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from loremap.cli.output import count, emit_json, lines, warn
-from loremap.config import CONFIG_FILE, LOREMAP_DIR, UserPaths, find_project_root, load_settings
+from loremap.config import UserPaths, project_settings
 from loremap.errors import InvalidInput
 from loremap.store.postgres import admin, local, schema
 
@@ -39,9 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _database_url() -> str:
-    root = find_project_root(Path.cwd())
-    config = root / LOREMAP_DIR / CONFIG_FILE if root is not None else None
-    url = load_settings(config, os.environ).get_str("store.url")
+    url = project_settings(Path.cwd(), os.environ).get_str("store.url")
     if not url:
         raise InvalidInput("no database: set LOREMAP_DATABASE_URL (or `url` under [store] in "
                            ".loremap/config.toml), or run `loremap db local start`")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from loremap.config import CONFIG_FILE, LOREMAP_DIR, find_project_root, load_settings
+from loremap.config import project_settings
 from loremap.mcp import require_sdk
 
 
@@ -21,9 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from loremap.mcp.http import check_bind, parse_address, serve, session_limits
     from loremap.mcp.server import check_profile
 
-    root = find_project_root(Path.cwd(), os.environ)
-    config = root / LOREMAP_DIR / CONFIG_FILE if root is not None else None
-    settings = load_settings(config if config is not None and config.is_file() else None)
+    settings = project_settings(Path.cwd(), os.environ)
     profile = check_profile(settings.get_str("serve.tools"))
     host, port = parse_address(args.http)
     limits = session_limits(settings.get_int("serve.max_sessions"),
@@ -66,12 +63,8 @@ def _http_through_daemon(request: dict[str, object], ready: Callable[[int], None
     from loremap.errors import UserError
 
     env = os.environ
-    if wire.ask({"op": "status"}, env, connect_s=1.0, answer_s=10.0) is None:
-        with contextlib.suppress(OSError):  # asked for by name: never paused
-            os.unlink(os.path.join(os.path.dirname(wire.socket_path(env)),
-                                   f"spawned-{wire.install_id()}"))
-        if not wire.spawn(env) or not wire.wait_ready(env, 15.0):
-            return None
+    if not wire.start(env, 15.0):
+        return None
     sock = wire.connect(env, 1.0)
     if sock is None:
         return None
@@ -106,7 +99,8 @@ def _stdio() -> int:
 
     from loremap import wire
 
-    wait = load_settings(None).get_float("mcp.handshake_timeout_s")
+    settings = project_settings(Path.cwd(), os.environ)
+    wait = settings.get_float("mcp.handshake_timeout_s")
     try:
         ready, _, _ = select.select([sys.stdin.fileno()], [], [], wait)
     except (OSError, ValueError):
@@ -117,7 +111,7 @@ def _stdio() -> int:
         return 0
     if wire.enabled(os.environ):
         try:
-            done = _relay()
+            done = wire.relay(os.environ, os.getcwd())
         except wire.Refused as exc:
             print(f"loremap serve: daemon not used: {exc}", file=sys.stderr)
             done = None
@@ -126,16 +120,10 @@ def _stdio() -> int:
         wire.spawn(os.environ)
     require_sdk()
     from loremap.mcp.projects import Projects
-    from loremap.mcp.server import profile_for
+    from loremap.mcp.server import check_profile
     from loremap.mcp.stdio import serve_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="loremap serve: %(message)s")
-    serve_stdio(Projects(), profile_for(Path.cwd(), os.environ))
+    serve_stdio(Projects(), check_profile(settings.get_str("serve.tools")))
     return 0
-
-
-def _relay() -> int | None:
-    from loremap import wire
-
-    return wire.relay(os.environ, os.getcwd())
