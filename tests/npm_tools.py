@@ -1,9 +1,9 @@
 """The agents' own command-line tools from npm, for the tests that check our files with them.
 
-Claude Code, Codex and Gemini CLI are installed once per machine, at pinned versions, into a
-folder under the real home's cache (the tests run with a temporary HOME, so the path is taken
-when this module is imported, before any fixture runs). A test asks for a tool with
-`npm_tool("claude")`; it is skipped only when npm itself is missing.
+Claude Code, Codex, Gemini CLI and the MCP Bundle tool are installed once per machine, at pinned
+versions, into a folder under the real home's cache (the tests run with a temporary HOME, so the
+path is taken when this module is imported, before any fixture runs). A test asks for a tool
+with `npm_tool("claude")`; it is skipped only when npm itself is missing.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ PACKAGES = {
     "claude": "@anthropic-ai/claude-code@2.1.328",
     "codex": "@openai/codex@0.169.0",
     "gemini": "@google/gemini-cli@0.61.0",
+    # The MCP Bundle tool: `mcpb validate` checks the manifest `loremap bundle` writes.
+    "mcpb": "@anthropic-ai/mcpb@2.1.2",
 }
 _REAL_HOME = Path(os.path.expanduser("~"))
 TOOLS_DIR = Path(os.environ.get("LOREMAP_TEST_NPM_DIR",

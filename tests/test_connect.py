@@ -395,7 +395,7 @@ def test_list_shows_every_agent_its_files_and_whether_it_is_connected(cli, repo:
     assert "cursor (Cursor): connected; no context hooks" in done.out
     assert "codex (Codex CLI): not connected; context hooks" in done.out
     assert "  MCP server: .cursor/mcp.json - connected" in done.out
-    found = json.loads(cli("connect", "--list", "--json").out)
+    found = json.loads(cli("connect", "--list", "--json").out)["agents"]
     by_name = {agent["agent"]: agent for agent in found}
     assert by_name["cursor"]["state"] == "connected"
     assert by_name["vscode"]["state"] == "not connected"
@@ -407,7 +407,7 @@ def test_list_shows_every_agent_its_files_and_whether_it_is_connected(cli, repo:
 def test_list_reports_a_broken_file_without_failing(cli, repo: Path):
     (repo / ".cursor").mkdir()
     (repo / ".cursor" / "mcp.json").write_text("{oops", encoding="utf-8")
-    found = json.loads(cli("connect", "--list", "cursor", "--json").out)
+    found = json.loads(cli("connect", "--list", "cursor", "--json").out)["agents"]
     assert found[0]["state"] == "error"
     assert "mcp.json:1:2: not valid JSON" in found[0]["files"][0]["state"]
 
@@ -687,7 +687,7 @@ def test_every_agent_connected_then_undone_leaves_the_machine_as_it_was(
     before = snapshot(isolated_home, repo)
     for case in CASES:
         assert cli("connect", case.agent).code == 0, case.agent
-    listed = json.loads(cli("connect", "--list", "--json").out)
+    listed = json.loads(cli("connect", "--list", "--json").out)["agents"]
     assert {agent["state"] for agent in listed} == {"connected"}
     for case in CASES:
         assert cli("connect", case.agent, "--undo").code == 0, case.agent

@@ -76,8 +76,8 @@ def test_migrate_creates_the_schema_then_says_it_is_up_to_date(pg_url, home):
     assert first.stdout == f"schema 0 -> {CODE_VERSION}\n"
     second = loremap_db("migrate", "--json", url=pg_url, home=home)
     assert second.returncode == 0, second.stderr
-    assert json.loads(second.stdout) == {"before": CODE_VERSION, "after": CODE_VERSION,
-                                         "renewed_roles": []}
+    assert json.loads(second.stdout) == {"json_version": 1, "before": CODE_VERSION,
+                                         "after": CODE_VERSION, "renewed_roles": []}
     assert loremap_db("migrate", url=pg_url, home=home).stdout == \
         f"schema {CODE_VERSION} (up to date)\n"
     with connect(pg_url) as conn:

@@ -42,7 +42,8 @@ def run(arguments: list[str]) -> int:
 
     try:
         module = importlib.import_module(f"loremap.cli.commands.{args.command.replace('-', '_')}")
-        code: int = module.run(args)
+        with context.quieted(bool(args.quiet)):
+            code: int = module.run(args)
         return code
     except UserError as exc:
         print(f"loremap: error: {exc}", file=context.err())

@@ -60,6 +60,22 @@ def err() -> TextIO:
     return sys.stderr if found is None else found.err
 
 
+def quiet() -> bool:
+    """Whether this command runs with `--quiet`: its result and its errors only."""
+    return bool(getattr(_local, "quiet", False))
+
+
+@contextlib.contextmanager
+def quieted(on: bool) -> Iterator[None]:
+    """Run this thread's command with `--quiet` on or off."""
+    previous = quiet()
+    _local.quiet = on
+    try:
+        yield
+    finally:
+        _local.quiet = previous
+
+
 @contextlib.contextmanager
 def invoked(where: Path, env: Mapping[str, str], stdout: TextIO, stderr: TextIO,
             lender: Lender | None = None) -> Iterator[None]:

@@ -44,7 +44,11 @@ COMMANDS: dict[str, str] = {
     "embed": "vectors for recall by meaning: enable [--model NAME], status, disable",
     "reembed": "embed every note and file again with the configured model (--stale-only)",
     "daemon": "the warm per-user process hooks and MCP sessions use: start, stop, status, units",
+    "completions": "print the shell completion script (bash, zsh, tcsh, fish, powershell)",
+    "bundle": "build loremap's Claude Desktop extension (.mcpb) from this installation",
 }
+
+SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,6 +82,13 @@ class _Parser(argparse.ArgumentParser):
 
 def _json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _quiet(p, argparse.SUPPRESS)
+
+
+def _quiet(p: argparse.ArgumentParser, default: object) -> None:
+    # SUPPRESS in the commands: `loremap -q index` and `loremap index -q` both work.
+    p.add_argument("-q", "--quiet", action="store_true", default=default,
+                   help="print only the result and errors: no progress, warnings or notices")
 
 
 def _remember(p: argparse.ArgumentParser) -> None:
@@ -352,6 +363,11 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
         "--stale-only", action="store_true",
         help="only the notes and files that have no vector of the configured model"),
     "daemon": _daemon,
+    "completions": lambda p: p.add_argument("shell", choices=SHELLS,
+                                            help="the shell the script is for"),
+    "bundle": lambda p: p.add_argument(
+        "--output", "-o", metavar="FILE", default=None,
+        help="where to write the bundle (default: ./loremap-VERSION.mcpb)"),
 }
 
 
@@ -367,6 +383,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                     "the project, as markdown in the repository.",
     )
     parser.add_argument("--version", action="version", version=f"loremap {__version__}")
+    _quiet(parser, False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = next((a for a in argv or () if not a.startswith("-")), None)
     for name, text in COMMANDS.items():

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidInput("--list only lists; leave out --undo and --dry-run")
         found = connect.list_agents(Path.cwd(), args.agent, os.environ)
         if args.json:
-            emit_json(found)
+            emit_json({"agents": found})
         else:
             lines(_listing(found))
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from loremap.app import App
-from loremap.cli.output import count, emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, progress, warn
 from loremap.errors import InvalidInput
 from loremap.use import embeddings
 
@@ -14,7 +14,6 @@ def run(args: argparse.Namespace) -> int:
     if args.model is not None and args.action != "enable":
         raise InvalidInput(f"--model goes with `enable`: `loremap embed enable --model "
                            f"{args.model}`")
-    from loremap.codemap.index import tty_progress
 
     with App.open() as app:
         if args.action == "status":
@@ -27,8 +26,9 @@ def run(args: argparse.Namespace) -> int:
             else:
                 lines([f"vectors are off; dropped the vectors of {count(dropped, 'node')}"])
             return 0
-        done = embeddings.enable(app, args.model, None if args.json else tty_progress(
-            "embedding"), download_progress=not args.json)
+        # A download the user asked for by name shows its bars even with --quiet.
+        done = embeddings.enable(app, args.model, progress(args, "embedding"),
+                                 download_progress=not args.json)
         warn(app.take_notices() + embeddings.overridden(args.model or "local"))
     if args.json:
         emit_json({"embedder": args.model or "local", "model": done.model,

@@ -5,16 +5,14 @@ from __future__ import annotations
 import argparse
 
 from loremap.app import App
-from loremap.cli.output import count, emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, progress, warn
 from loremap.use.embeddings import embed_new
 
 
 def run(args: argparse.Namespace) -> int:
-    from loremap.codemap.index import tty_progress
-
     with App.open() as app:
-        report = app.index_code(None if args.json else tty_progress("indexing"))
-        embedded, warnings = embed_new(app, None if args.json else tty_progress("embedding"))
+        report = app.index_code(progress(args, "indexing"))
+        embedded, warnings = embed_new(app, progress(args, "embedding"))
         app.notices += warnings
     data = {"files": report.files, "parsed": report.parsed, "removed": report.removed,
             "skipped": report.skipped, "history": report.history, "embedded": embedded,

@@ -6,17 +6,15 @@ import argparse
 from pathlib import Path
 
 from loremap.app import init_project
-from loremap.cli.output import count, emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, progress, warn
 from loremap.use.fresh import ALWAYS, refresh
 
 
 def run(args: argparse.Namespace) -> int:
-    from loremap.codemap.index import tty_progress
-
     app, created = init_project(Path.cwd())
     try:
         warnings = refresh(app, ALWAYS)
-        report = app.index_code(None if args.json else tty_progress("indexing"))
+        report = app.index_code(progress(args, "indexing"))
         warnings += app.take_notices()
         notes = len(app.store.list_notes())
         assert app.loremap_dir is not None

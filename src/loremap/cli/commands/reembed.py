@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 
 from loremap.app import App
-from loremap.cli.output import count, emit_json, lines
+from loremap.cli.output import count, emit_json, lines, progress
 from loremap.use import embeddings
 
 
 def run(args: argparse.Namespace) -> int:
-    from loremap.codemap.index import tty_progress
-
     with App.open() as app:
-        done = embeddings.reembed(app, args.stale_only,
-                                  None if args.json else tty_progress("embedding"))
+        done = embeddings.reembed(app, args.stale_only, progress(args, "embedding"))
     if args.json:
         emit_json({"model": done.model, "embedded": done.nodes,
                    "seconds": round(done.seconds, 3)})
