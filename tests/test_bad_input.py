@@ -279,7 +279,9 @@ def test_when_the_superseded_note_cannot_be_replaced_neither_write_remains(seede
     result = cli("remember", "-t", "decision", "--title", "Use JWT", "--supersedes",
                  "decision-session-cookies", "-m", "Tokens.")
     monkeypatch.setattr(os, "replace", real_replace)
-    assert result.code == 3  # an OS failure is not the user's input: exit 3 with the log
+    # A full disk is a fault of the machine the user can act on: one line, exit 1 (faults.py).
+    assert result.code == 1
+    assert result.err.startswith("loremap: error: no space left on the device")
     assert snapshot(seeded) == before
     assert not list((seeded / ".loremap" / "notes").glob(".*.tmp"))
     listed = json.loads(cli("list", "--json").out)["notes"]

@@ -162,3 +162,24 @@ def test_uv_installs_the_bundle_and_serves_the_repository(bundle, tmp_path, proj
 
     assert "Sessions are signed cookies" in anyio.run(session)
     assert (unpacked / ".venv").is_dir()  # uv's environment, beside the bundled code
+
+
+def test_the_registry_description_matches_the_package():
+    """server.json as the MCP registry checks it: one slash in the name, a description of at
+    most 100 characters, the package's own name and version, and the README naming the server
+    (the registry's proof that the PyPI package belongs to it)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    server = json.loads((root / "server.json").read_text(encoding="utf-8"))
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert server["name"].count("/") == 1
+    assert len(server["description"]) <= 100
+    assert server["version"] == loremap.__version__
+    (package,) = server["packages"]
+    assert package["registryType"] == "pypi" and package["identifier"] == project["name"]
+    assert package["version"] == loremap.__version__
+    assert package["transport"] == {"type": "stdio"}
+    assert [a["value"] for a in package["packageArguments"]] == ["serve"]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert f"<!-- mcp-name: {server['name']} -->" in readme

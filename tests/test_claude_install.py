@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from loremap.cli import main
 from npm_tools import npm_tool
 
 ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).absolute().parent
 # Strict JSON (Claude Code ignores a settings file with comments), in the user's own layout.
 USER_SETTINGS = """{
     "model":   "sonnet",
@@ -89,16 +92,68 @@ def test_a_moved_loremap_replaces_its_old_hooks_instead_of_adding_more(claude_ho
     assert "/old/venv" not in text and text.count("loremap-hook stop") == 1
 
 
-def test_project_scope_writes_the_repository_files_and_removes_what_it_created(repo, cli):
+@pytest.fixture
+def on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH finds this installation, as it does for a user who installed loremap."""
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+
+
+def test_project_scope_writes_the_repository_files_and_removes_what_it_created(repo, cli,
+                                                                               on_path):
     assert cli("hooks", "install", "claude", "--project").code == 0
     mcp = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))
-    assert mcp["mcpServers"]["loremap"]["env"] == {"LOREMAP_PROJECT_DIR": str(repo)}
-    assert "loremap-hook prompt" in (repo / ".claude" / "settings.json").read_text(
-        encoding="utf-8")
+    # Committed by the team: no path of this machine; Claude Code starts the server in the
+    # project folder, where it finds the project.
+    assert mcp["mcpServers"]["loremap"] == {"type": "stdio", "command": "loremap",
+                                            "args": ["serve"]}
+    settings = (repo / ".claude" / "settings.json").read_text(encoding="utf-8")
+    assert '"command": "loremap-hook prompt"' in settings
+    assert str(BIN) not in settings and str(repo) not in settings
     assert cli("hooks", "uninstall", "claude", "--project").code == 0
     assert not (repo / ".mcp.json").exists()
     assert not (repo / ".claude" / "settings.json").exists()
     assert not list(repo.glob("**/*.loremap-backup"))
+
+
+def test_project_scope_refuses_in_one_line_when_loremap_is_not_on_path(
+        repo, cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    done = cli("hooks", "install", "claude", "--project")
+    assert done.code == 1 and done.err.count("\n") == 1
+    assert done.err == (
+        "loremap: error: `loremap` and `loremap-hook` are not on PATH, so Claude Code cannot "
+        f"start them: put {BIN} on PATH, or install loremap where every program finds it "
+        "(`pipx install ./loremap` from a clone); or use --user. Nothing was changed\n")
+    assert not (repo / ".mcp.json").exists() and not (repo / ".claude").exists()
+
+
+def test_project_scope_names_a_venv_of_the_project_by_its_path_there(repo, isolated_home):
+    venv = repo / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    shutil.copy(BIN.parent / "pyvenv.cfg", venv / "pyvenv.cfg")
+    (venv / "lib").symlink_to(BIN.parent / "lib")
+    for name in ("python", "loremap", "loremap-hook"):
+        (venv / "bin" / name).symlink_to(BIN / name)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != str(BIN))
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "loremap", "hooks", "install",
+                           "claude", "--project"], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, "PATH": path, "LOREMAP_DAEMON": "off"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    mcp = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))
+    assert mcp["mcpServers"]["loremap"]["command"] == ".venv/bin/loremap"
+    settings = json.loads((repo / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] == \
+        '"$CLAUDE_PROJECT_DIR"/.venv/bin/loremap-hook stop'
+
+
+def test_project_scope_drops_an_absolute_project_dir_an_older_install_wrote(repo, cli,
+                                                                           on_path):
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"loremap": {
+        "type": "stdio", "command": str(BIN / "loremap"), "args": ["serve"],
+        "env": {"LOREMAP_PROJECT_DIR": str(repo)}}}}, indent=2), encoding="utf-8")
+    assert cli("hooks", "install", "claude", "--project").code == 0
+    assert json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"][
+        "loremap"] == {"type": "stdio", "command": "loremap", "args": ["serve"]}
 
 
 def test_dry_run_prints_the_diff_and_writes_nothing(claude_home, repo, cli):

@@ -1,4 +1,5 @@
-"""`loremap connect`: each agent's files on a machine that already has the user's own configs."""
+"""`loremap connect`: each agent's files on a machine that already has the user's own configs;
+no path of this machine in a file the project commits; Codex's hooks flag."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import difflib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,13 +21,19 @@ from loremap import jsonc
 from loremap.agents.instructions import BEGIN, END, INSTRUCTIONS
 from npm_tools import npm_tool
 
-LOREMAP = str(Path(sys.executable).absolute().parent / "loremap")
-HOOK = str(Path(sys.executable).absolute().parent / "loremap-hook")
+BIN = Path(sys.executable).absolute().parent
+LOREMAP = str(BIN / "loremap")
+HOOK = str(BIN / "loremap-hook")
+# The agents whose MCP server goes into a file of the project (the team commits it).
+PROJECT_LEVEL = ("gemini", "cursor", "vscode", "opencode", "continue")
 
 
 @pytest.fixture(autouse=True)
 def _no_agent_homes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CODEX_HOME of the caller's; PATH finds this installation, as it would for a user who
+    installed loremap (a project file names the programs by their bare names)."""
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
 
 
 # --- the user's machine before connect --------------------------------------------------------
@@ -298,7 +306,9 @@ def test_connect_adds_only_our_entries_to_the_users_configs_and_undo_restores_th
     server = case.server(home, repo)
     assert server is not None
     command = server.get("command") or server.get("cmd")
-    assert (command[0] if isinstance(command, list) else command) == LOREMAP
+    expected = "loremap" if case.agent in PROJECT_LEVEL else LOREMAP
+    assert (command[0] if isinstance(command, list) else command) == expected
+    assert done.err == ""  # no warning: loremap is on PATH
     after = snapshot(home, repo)
     for where in case.seeds:
         path = str(_place(where, home, repo))
@@ -322,44 +332,151 @@ def test_connect_adds_only_our_entries_to_the_users_configs_and_undo_restores_th
 # --- the agents' own command-line tools read what we wrote ------------------------------------
 
 
-def _run(tool: Path, args: list[str], home: Path, repo: Path, stdout: bool = False) -> str:
+def agent_cli(name: str) -> Path:
+    """The agent's CLI from npm; the test is skipped when npm cannot install it (offline)."""
+    try:
+        return npm_tool(name)
+    except RuntimeError as exc:  # npm is there but the registry is not reachable
+        pytest.skip(f"npm could not install {name}: {str(exc)[-300:]}")
+
+
+def _run(tool: Path, args: list[str], home: Path, cwd: Path, stdout: bool = False,
+         path: str | None = None) -> str:
+    """The agent's own CLI, with no credentials of any kind: it only reads its files."""
     env = {**os.environ, "HOME": str(home), "CODEX_HOME": str(home / ".codex"),
-           "NO_COLOR": "1"}
-    done = subprocess.run([str(tool), *args], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+           "NO_COLOR": "1", "PATH": os.environ["PATH"] if path is None else path}
+    done = subprocess.run([str(tool), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout if stdout else done.stdout + done.stderr  # Gemini CLI lists on stderr
 
 
+def moved(repo: Path, tmp_path: Path) -> Path:
+    """The project copied to another path, the original gone: what a teammate's clone is."""
+    copy = tmp_path / "elsewhere" / "clone"
+    shutil.copytree(repo, copy, symlinks=True)
+    shutil.rmtree(repo)
+    return copy
+
+
+def no_path_of(where: Path, *paths: Path) -> None:
+    """No file under `where` (but git's and the virtual environment's) names any of `paths`."""
+    for file in where.rglob("*"):
+        if file.is_file() and not {".git", ".venv"} & set(file.parts):
+            text = file.read_text(encoding="utf-8", errors="replace")
+            assert not any(str(p) in text for p in paths), f"{file} names {paths}"
+
+
+def project_venv(repo: Path) -> Path:
+    """A virtual environment inside the project that runs this installation (its Python, its
+    site-packages and its console scripts, linked), as `uv sync` would leave one."""
+    venv = repo / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    shutil.copy(BIN.parent / "pyvenv.cfg", venv / "pyvenv.cfg")
+    (venv / "lib").symlink_to(BIN.parent / "lib")
+    for name in ("python", "loremap", "loremap-hook"):
+        (venv / "bin" / name).symlink_to(BIN / name)
+    return venv
+
+
+def without_bin() -> str:
+    """PATH without this installation's folder: only what a file names can find it."""
+    return os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != str(BIN))
+
+
+def connect_from(venv: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`loremap ARGS` run by the Python of `venv`, in the project around it."""
+    env = {**os.environ, "HOME": str(home), "LOREMAP_DAEMON": "off", "PATH": without_bin()}
+    return subprocess.run([str(venv / "bin" / "python"), "-m", "loremap", *args],
+                          cwd=venv.parent, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+
+
+def trust(home: Path, folder: Path) -> None:
+    """Gemini CLI's trust of `folder` (without it, it starts no server of the folder)."""
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(
+        json.dumps({str(folder): "TRUST_FOLDER"}), encoding="utf-8")
+
+
 @pytest.mark.slow
-def test_codex_mcp_list_shows_loremap_after_connect_and_not_after_undo(
-        cli, repo: Path, isolated_home: Path):
-    codex = npm_tool("codex")
+def test_codex_reads_the_server_and_the_hooks_flag_connect_wrote_from_a_moved_project(
+        cli, repo: Path, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    codex = agent_cli("codex")
     seed(CASES[0], isolated_home, repo)
     assert cli("connect", "codex").code == 0
-    listed = json.loads(_run(codex, ["mcp", "list", "--json"], isolated_home, repo, True))
+    config = (isolated_home / ".codex" / "config.toml").read_text(encoding="utf-8")
+    assert config.endswith("\n[features]\nhooks = true # added by loremap connect\n")
+    clone = moved(repo, tmp_path)
+    no_path_of(clone, repo)
+    listed = json.loads(_run(codex, ["mcp", "list", "--json"], isolated_home, clone, True))
     names = {server["name"] for server in listed}
     assert {"loremap", "docs"} <= names
     ours = next(server for server in listed if server["name"] == "loremap")
     assert ours["transport"]["command"] == LOREMAP and ours["transport"]["args"] == ["serve"]
+    assert str(repo) not in json.dumps(ours)
+    features = _run(codex, ["features", "list"], isolated_home, clone, True)
+    assert re.search(r"^hooks\s+\S+\s+true$", features, re.M), features
+    monkeypatch.chdir(clone)
     assert cli("connect", "codex", "--undo").code == 0
-    listed = json.loads(_run(codex, ["mcp", "list", "--json"], isolated_home, repo, True))
+    listed = json.loads(_run(codex, ["mcp", "list", "--json"], isolated_home, clone, True))
     assert {server["name"] for server in listed} == {"docs"}
+    assert (isolated_home / ".codex" / "config.toml").read_text(encoding="utf-8") == CODEX_TOML
 
 
 @pytest.mark.slow
-def test_gemini_mcp_list_shows_loremap_after_connect_and_not_after_undo(
+def test_codex_hooks_the_user_turned_off_stay_off_and_connect_says_so(
         cli, repo: Path, isolated_home: Path):
-    gemini = npm_tool("gemini")
+    codex = agent_cli("codex")
+    config = isolated_home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[features]\nhooks = false\n", encoding="utf-8")
+    done = cli("connect", "codex")
+    assert done.code == 0
+    assert done.err == ("loremap: warning: ~/.codex/config.toml: [features] hooks = false: Codex "
+                        "will not run loremap's hooks until it is true (`codex features enable "
+                        "hooks`)\n")
+    features = _run(codex, ["features", "list"], isolated_home, repo, True)
+    assert re.search(r"^hooks\s+\S+\s+false$", features, re.M), features
+
+
+@pytest.mark.slow
+def test_gemini_starts_the_server_connect_wrote_in_a_moved_project(
+        cli, repo: Path, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    gemini = agent_cli("gemini")
     seed(CASES[1], isolated_home, repo)
     assert cli("connect", "gemini").code == 0
-    listed = _run(gemini, ["mcp", "list"], isolated_home, repo)
-    assert re.search(r"(^|\s)loremap:", listed, re.M), listed
+    clone = moved(repo, tmp_path)
+    no_path_of(clone, repo, BIN)
+    trust(isolated_home, clone)
+    listed = _run(gemini, ["mcp", "list"], isolated_home, clone)
+    # `mcp list` starts each server and reports whether it answered.
+    assert re.search(r"(^|\s)loremap: loremap serve \(stdio\) - Connected", listed, re.M), listed
     assert re.search(r"(^|\s)github:", listed, re.M), listed
+    monkeypatch.chdir(clone)
     assert cli("connect", "gemini", "--undo").code == 0
-    listed = _run(gemini, ["mcp", "list"], isolated_home, repo)
+    listed = _run(gemini, ["mcp", "list"], isolated_home, clone)
     assert not re.search(r"(^|\s)loremap:", listed, re.M), listed
     assert re.search(r"(^|\s)github:", listed, re.M), listed
+
+
+@pytest.mark.slow
+def test_gemini_starts_the_project_s_own_venv_by_its_path_in_the_project(
+        repo: Path, isolated_home: Path, tmp_path: Path):
+    gemini = agent_cli("gemini")
+    venv = project_venv(repo)
+    done = connect_from(venv, isolated_home, "connect", "gemini")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    settings = json.loads((repo / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    assert settings["mcpServers"]["loremap"] == {"command": ".venv/bin/loremap",
+                                                 "args": ["serve"]}
+    assert settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] == \
+        ".venv/bin/loremap-hook session-start"
+    clone = moved(repo, tmp_path)
+    no_path_of(clone, repo, BIN)
+    trust(isolated_home, clone)
+    listed = _run(gemini, ["mcp", "list"], isolated_home, clone, path=without_bin())
+    assert "loremap: .venv/bin/loremap serve (stdio) - Connected" in listed, listed
 
 
 # --- dry run, list, json ----------------------------------------------------------------------
@@ -426,18 +543,82 @@ def test_json_output_names_each_file_its_action_and_backup(cli, repo: Path, isol
 # --- what is written --------------------------------------------------------------------------
 
 
-def test_project_files_name_the_project_and_user_files_do_not(cli, repo: Path,
-                                                              isolated_home: Path):
-    assert cli("connect", "cursor").code == 0
-    assert cli("connect", "windsurf").code == 0
+def test_project_files_hold_no_path_of_this_machine_and_user_files_do(cli, repo: Path,
+                                                                       isolated_home: Path):
+    for agent in (*PROJECT_LEVEL, "windsurf"):
+        assert cli("connect", agent).code == 0, agent
+    no_path_of(repo, repo, BIN, isolated_home)
     cursor = json.loads((repo / ".cursor" / "mcp.json").read_text(encoding="utf-8"))
     assert cursor["mcpServers"]["loremap"] == {
-        "command": LOREMAP, "args": ["serve"], "env": {"LOREMAP_PROJECT_DIR": str(repo)}}
+        "command": "loremap", "args": ["serve"],
+        "env": {"LOREMAP_PROJECT_DIR": "${workspaceFolder}"}}  # Cursor and VS Code expand it
+    gemini = json.loads((repo / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    # Gemini CLI starts the server in the folder whose .gemini/settings.json it read.
+    assert gemini["mcpServers"]["loremap"] == {"command": "loremap", "args": ["serve"]}
     windsurf = isolated_home / ".codeium" / "windsurf" / "mcp_config.json"
     assert json.loads(windsurf.read_text(encoding="utf-8"))["mcpServers"]["loremap"] == {
         "command": LOREMAP, "args": ["serve"]}
     rule = (repo / ".cursor" / "rules" / "loremap.mdc").read_text(encoding="utf-8")
     assert rule.startswith("---\n") and "\nalwaysApply: true\n" in rule
+
+
+def test_a_venv_inside_the_project_is_named_by_its_path_in_the_project(repo: Path,
+                                                                       isolated_home: Path):
+    venv = project_venv(repo)
+    for agent in ("gemini", "vscode", "cursor", "opencode"):
+        done = connect_from(venv, isolated_home, "connect", agent)
+        assert done.returncode == 0, done.stderr
+    no_path_of(repo, repo, BIN, isolated_home)
+    vscode = json.loads((repo / ".vscode" / "mcp.json").read_text(encoding="utf-8"))
+    assert vscode["servers"]["loremap"] == {
+        "type": "stdio", "command": "${workspaceFolder}/.venv/bin/loremap", "args": ["serve"],
+        "env": {"LOREMAP_PROJECT_DIR": "${workspaceFolder}"}}
+    gemini = json.loads((repo / ".gemini" / "settings.json").read_text(encoding="utf-8"))
+    assert gemini["mcpServers"]["loremap"]["command"] == ".venv/bin/loremap"
+    assert gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == \
+        ".venv/bin/loremap-hook prompt"
+    # OpenCode has no known way to name the project folder: the bare name, and a warning when
+    # PATH does not hold it.
+    opencode = json.loads((repo / "opencode.json").read_text(encoding="utf-8"))
+    assert opencode["mcp"]["loremap"]["command"] == ["loremap", "serve"]
+    listed = connect_from(venv, isolated_home, "connect", "--list", "opencode")
+    assert (f"  warning: `loremap` is not on PATH, so OpenCode cannot start it: put "
+            f"{venv / 'bin'} on PATH") in listed.stdout
+
+
+def test_a_program_missing_from_path_is_one_warning_naming_the_fix(
+        cli, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    done = cli("connect", "gemini")
+    assert done.code == 0 and "Connected loremap to Gemini CLI" in done.out
+    assert done.err == (
+        "loremap: warning: `loremap` and `loremap-hook` are not on PATH, so Gemini CLI cannot "
+        f"start them: put {BIN} on PATH, or install loremap where every program finds it "
+        "(`pipx install ./loremap` from a clone)\n")
+    report = json.loads(cli("connect", "gemini", "--json").out)
+    assert report["changed"] is False and len(report["warnings"]) == 1
+    assert cli("connect", "gemini", "--undo").err == ""
+
+
+def test_an_older_connect_s_absolute_project_dir_goes_on_the_next_connect(cli, repo: Path):
+    settings = repo / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"mcpServers": {"loremap": {
+        "command": LOREMAP, "args": ["serve"], "env": {"LOREMAP_PROJECT_DIR": str(repo)},
+        "timeout": 30000}}}, indent=2), encoding="utf-8")
+    listed = json.loads(cli("connect", "--list", "gemini", "--json").out)["agents"]
+    assert listed[0]["files"][0]["state"] == "outdated"
+    assert cli("connect", "gemini").code == 0
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["loremap"]
+    assert entry == {"command": "loremap", "args": ["serve"], "timeout": 30000}
+    opencode = repo / "opencode.json"
+    opencode.write_text(json.dumps({"mcp": {"loremap": {
+        "type": "local", "command": [LOREMAP, "serve"], "enabled": True,
+        "environment": {"LOREMAP_PROJECT_DIR": str(repo), "MINE": "1"}}}}), encoding="utf-8")
+    assert cli("connect", "opencode").code == 0
+    assert json.loads(opencode.read_text(encoding="utf-8"))["mcp"]["loremap"] == {
+        "type": "local", "command": ["loremap", "serve"], "enabled": True,
+        "environment": {"MINE": "1"}}
 
 
 def test_the_instructions_are_short_and_name_the_tools():
@@ -455,8 +636,54 @@ def test_codex_and_gemini_hooks_run_loremap_hook(cli, repo: Path, isolated_home:
         {"hooks": [{"type": "command", "command": f"{HOOK} session-start"}]}]
     assert codex["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{HOOK} prompt"
     gemini = json.loads((repo / ".gemini" / "settings.json").read_text(encoding="utf-8"))
-    assert gemini["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{HOOK} session-start"
-    assert gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == f"{HOOK} prompt"
+    assert gemini["hooks"]["SessionStart"][0]["hooks"][0]["command"] == \
+        "loremap-hook session-start"
+    assert gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == "loremap-hook prompt"
+
+
+OURS = "hooks = true # added by loremap connect\n"
+
+
+@pytest.mark.parametrize(("before", "begins", "ends"), [
+    # No [features]: ours goes at the end, marked, and undo cuts it back out.
+    (CODEX_TOML, CODEX_TOML, f"\n[features]\n{OURS}"),
+    # The user's [features] table: our key at its end, the rest as it was.
+    ('model = "o3"\n\n[features]\nweb_search = true  # mine\n\n[profiles.work]\nx = 1\n',
+     f'model = "o3"\n\n[features]\nweb_search = true  # mine\n{OURS}\n[profiles.work]\n',
+     'args = ["serve"]\n'),
+    # The user said it already, under either name: nothing of ours.
+    ("[features]\nhooks = true\n", "[features]\nhooks = true\n", 'args = ["serve"]\n'),
+    ("[features]\ncodex_hooks = true\n", "[features]\ncodex_hooks = true\n",
+     'args = ["serve"]\n'),
+])
+def test_codex_gets_its_hooks_feature_flag_and_undo_takes_only_ours(
+        cli, repo: Path, isolated_home: Path, before: str, begins: str, ends: str):
+    config = isolated_home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(before, encoding="utf-8")
+    done = cli("connect", "codex")
+    assert done.code == 0 and done.err == ""
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith(begins) and text.endswith(ends), text
+    assert text.count("added by loremap connect") == (OURS in begins + ends)
+    assert cli("connect", "codex").out.startswith("loremap is already connected")
+    assert cli("connect", "codex", "--undo").code == 0
+    assert config.read_text(encoding="utf-8") == before
+
+
+def test_codex_hooks_turned_off_by_the_user_are_left_off_with_one_warning(
+        cli, repo: Path, isolated_home: Path):
+    config = isolated_home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[features]\nhooks = false\ncodex_hooks = true\n", encoding="utf-8")
+    done = cli("connect", "codex")
+    assert done.code == 0
+    assert done.err.count("\n") == 1 and "[features] hooks = false" in done.err
+    assert "codex features enable hooks" in done.err
+    assert config.read_text(encoding="utf-8").startswith(
+        "[features]\nhooks = false\ncodex_hooks = true\n")
+    listed = cli("connect", "--list", "codex").out
+    assert "  warning: ~/.codex/config.toml: [features] hooks = false" in listed
 
 
 def test_a_stale_hook_of_ours_in_the_users_group_is_replaced_and_theirs_kept(
@@ -525,9 +752,8 @@ def test_cline_rules_go_into_a_clinerules_folder_when_there_is_none(cli, repo: P
 def test_opencode_uses_opencode_json_when_there_is_no_jsonc(cli, repo: Path):
     assert cli("connect", "opencode").code == 0
     data = json.loads((repo / "opencode.json").read_text(encoding="utf-8"))
-    assert data["mcp"]["loremap"] == {"type": "local", "command": [LOREMAP, "serve"],
-                                      "enabled": True,
-                                      "environment": {"LOREMAP_PROJECT_DIR": str(repo)}}
+    assert data["mcp"]["loremap"] == {"type": "local", "command": ["loremap", "serve"],
+                                      "enabled": True}
 
 
 def test_user_files_follow_xdg_config_home_and_codex_home(cli, repo: Path, tmp_path: Path,

@@ -508,7 +508,7 @@ def test_the_json_keeps_its_shape(claude, cli):
     Writer().user().call(U(1, 10, 0, 100, 5), tools=("mcp__github__x",)).boundary(1000) \
         .call(U(1, 10, 0, 100, 5)).write(claude)
     report = xray(cli)
-    assert list(report) == REPORT_KEYS
+    assert list(report) == ["json_version", *REPORT_KEYS]
     assert list(report["totals"]) == COST_KEYS
     assert list(report["by_model"][0]) == ["model", *COST_KEYS]
     assert list(report["by_project"][0]) == ["project", *COST_KEYS, "cwd"]

@@ -6,7 +6,6 @@ constructs stores or services, and there are no module-level singletons.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +23,7 @@ from loremap.config import (
 from loremap.errors import NotFound, SchemaTooNew, StoreError
 from loremap.git import head_commit, origin_folder, origin_key
 from loremap.memory.service import Memory
-from loremap.store.sqlite import SqliteStore
+from loremap.store.sqlite import SqliteStore, set_aside
 from loremap.text import Analyzer
 from loremap.vault.layout import Vault
 from loremap.vault.project import INDEX_FILE, check_project, scaffold
@@ -372,12 +371,7 @@ def _open_store(index: Path, analyzer: Analyzer, busy_ms: int, notices: list[str
     except StoreError as exc:
         if isinstance(exc, SchemaTooNew) and not fresh:
             raise
-        aside = index.with_name(f"{index.name}.corrupt-{int(time.time())}")
-        with contextlib.suppress(OSError):
-            os.replace(index, aside)
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(OSError):
-                os.unlink(f"{index}{suffix}")
+        aside = set_aside(index)
         notices.append(f"the index was unreadable and was rebuilt from the notes (old file kept "
                        f"as {aside.name})")
         store = SqliteStore(index, analyzer, busy_ms)

@@ -70,6 +70,10 @@ class EmbedderUnavailable(UserError):
     catches it and continues lexical (`degraded`); a command that needs vectors exits 1."""
 
 
+class DiskFull(UserError):
+    """The disk holding the index or the vault has no room left (nothing is set aside)."""
+
+
 class StoreError(UserError):
     """The index cannot be used as it is (corrupt file, unknown schema version)."""
 

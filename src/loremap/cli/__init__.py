@@ -59,6 +59,12 @@ def run(arguments: list[str]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
+        from loremap.use.faults import explain
+
+        fault = explain(exc, context.cwd(), context.environ())
+        if fault is not None:  # a full disk, a damaged index: not a bug of ours
+            print(f"loremap: error: {fault}", file=context.err())
+            return 1
         from loremap.logs import log_exception
 
         where = log_exception(exc)

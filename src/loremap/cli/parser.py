@@ -214,20 +214,42 @@ def _handoff(p: argparse.ArgumentParser) -> None:
         "--limit", "-n", type=_positive, default=None, help="at most N (0: all)")
 
 
+def _days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more (leave --days out for all days)")
+    return value
+
+
+class _Given(argparse.Action):
+    """Stores the value and records that it was given (`days_given`): `xray --days N trim`
+    must not be taken for `xray trim --days N`."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
 def _xray(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--days", type=_count, default=30, metavar="N",
+    p.add_argument("--days", type=_count, default=30, metavar="N", action=_Given,
                    help="the last N days (default 30; 0: all)")
     p.add_argument("--project", metavar="PATH", help="only the sessions run in this folder")
     p.add_argument("--html", metavar="FILE", help="also write the report as one HTML page")
     p.add_argument("--prices", metavar="FILE",
                    help="dollars per model from this TOML file instead of the shipped table")
     actions = p.add_subparsers(dest="action", metavar="trim")
-    trim = actions.add_parser("trim", help="deny never-used MCP servers in a project's "
-                                           ".claude/settings.local.json")
+    trim = actions.add_parser("trim", help="deny never-used MCP servers and optional built-in "
+                                           "tools in a project's .claude/settings.local.json")
     trim.add_argument("trim_project", metavar="PROJECT", help="the project folder")
     what = trim.add_mutually_exclusive_group()
     what.add_argument("--apply", action="store_true", help="write the change (with a backup)")
     what.add_argument("--undo", action="store_true", help="remove what --apply added")
+    trim.add_argument("--days", dest="trim_days", type=_days, default=None, metavar="N",
+                      help="only the transcripts of the last N days count (default: all)")
     trim.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                       help="print machine-readable JSON")
 

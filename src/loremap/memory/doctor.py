@@ -16,6 +16,7 @@ from loremap.memory.paths import is_path_target
 from loremap.memory.service import Memory
 from loremap.model import Status
 from loremap.store import SCHEMA_VERSION
+from loremap.store.sqlite import SqliteStore, set_aside
 from loremap.vault.project import missing_parts, scaffold
 
 
@@ -207,6 +208,15 @@ def _check_shared(memory: Memory) -> list[Finding]:
 def _check_index(memory: Memory, fix: bool) -> list[Finding]:
     if memory.store.shared:
         return _check_shared(memory)
+    damage = memory.store.damage() if isinstance(memory.store, SqliteStore) else None
+    if damage is not None:
+        # Trigger: pages of the index overwritten (a disk fault, a stray write).
+        # Why: its rows can no longer be trusted, and the notes are canonical.
+        # Outcome: --fix sets the file aside; the next command rebuilds it from the notes.
+        if fix:
+            set_aside(Path(memory.store.location))
+        return [Finding("error", "index-file", f"the index file is damaged ({damage}); --fix "
+                        "sets it aside and rebuilds it from the notes", fixed=fix)]
     warnings: list[str] = []
     found = memory.changes(memory.store.note_stamps(), warnings)  # both vaults: one index
     out = [Finding("error", "notes", w.removeprefix("skipped ")) for w in warnings]

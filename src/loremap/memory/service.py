@@ -232,21 +232,24 @@ class Memory:
         with contextlib.suppress(IndexLocked), self.store.write():
             self.store.set_meta(_SIGNATURE, signature)
 
-    def rebuild(self) -> Outcome:
+    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> Outcome:
         """Drop the index and rebuild it from the vault files alone (a shared database: from
-        the note texts it keeps, which hold the other machines' notes too)."""
+        the note texts it keeps, which hold the other machines' notes too); `progress(done,
+        total)` after each note indexed."""
         if self.store.shared:
-            return self._rebuild_shared()
+            return self._rebuild_shared(progress)
         out = Outcome()
         with self._locked(self.vaults), self.store.write():
             self.store.clear()
             found = self.changes({}, out.warnings)
-            for loaded in found.upserts:
+            for done, loaded in enumerate(found.upserts, start=1):
                 self._index(loaded)
+                if progress is not None:
+                    progress(done, len(found.upserts))
         out.counts = {"indexed": len(found.upserts), "skipped": len(out.warnings)}
         return out
 
-    def _rebuild_shared(self) -> Outcome:
+    def _rebuild_shared(self, progress: Callable[[int, int], None] | None) -> Outcome:
         from loremap.store.postgres.store import PostgresStore
         from loremap.vault.frontmatter import parse_note
 
@@ -256,7 +259,10 @@ class Memory:
         indexed = 0
         with store.write():
             store.clear()
-            for doc in sorted(store.docs().values()):
+            docs = sorted(store.docs().values())
+            for done, doc in enumerate(docs, start=1):
+                if progress is not None:
+                    progress(done, len(docs))
                 if doc.deleted:
                     continue
                 try:

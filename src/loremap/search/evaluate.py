@@ -157,18 +157,22 @@ def score(
     cases: Sequence[Case],
     rank: Callable[[Case], Sequence[str]],
     metrics: Sequence[str] = METRICS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Report:
-    """Rank every case once and compute each metric per query, with CIs and MDEs."""
+    """Rank every case once and compute each metric per query, with CIs and MDEs;
+    `progress(done, total)` after each case (the CLI's bar on a terminal)."""
     if not cases:
         raise ValueError("cannot score an empty dataset")
     functions = {name: metric(name) for name in metrics}
     per_query: dict[str, list[float]] = {name: [] for name in functions}
     kept: list[list[str]] = []
     seconds = 0.0
-    for case in cases:
+    for done, case in enumerate(cases, start=1):
         start = time.perf_counter()
         ranked = list(rank(case))
         seconds += time.perf_counter() - start
+        if progress is not None:
+            progress(done, len(cases))
         for name, function in functions.items():
             per_query[name].append(function(ranked, case.gold))
         kept.append(list(dict.fromkeys(ranked))[:KEEP_RANKED])

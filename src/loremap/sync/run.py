@@ -18,7 +18,7 @@ Order of a push or a pull (a dry run or `status` stops after step 4 and takes no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -53,6 +53,11 @@ from loremap.vault.layout import LoadedNote, NoteFile, Vault, content_hash
 if TYPE_CHECKING:
     from loremap.memory.service import Memory
     from loremap.store.postgres.store import KeptVersion, PostgresStore, SharedDoc
+
+Progress = Callable[[int, int], None]
+# A progress bar by its label, or None for none (the CLI passes `tty_progress`): a sync has two
+# long stages, checking the texts and writing them, each with its own total.
+Bars = Callable[[str], Progress | None]
 
 NEEDS_SHARED = "sync needs a shared database: set LOREMAP_DATABASE_URL (see docs/postgres.md)"
 SYMBOLS = {"new": "+", "updated": "~", "deleted": "-", "conflict": "!"}
@@ -236,9 +241,10 @@ class Sync:
         return doc.text.encode("utf-8")
 
     def _prepare(self, plan_: Plan, files: Mapping[str, NoteFile],
-                 remote: Mapping[str, SharedDoc], warnings: list[str]) -> list[_Ready]:
+                 remote: Mapping[str, SharedDoc], warnings: list[str],
+                 progress: Progress | None = None) -> list[_Ready]:
         ready: list[_Ready] = []
-        for step in plan_.steps:
+        for done, step in enumerate(plan_.steps, start=1):
             if step.op == UPLOAD:
                 loaded = self._uploadable(files[step.id], warnings)
                 if loaded is not None:
@@ -258,14 +264,18 @@ class Sync:
                     ready.append(_Ready(step, local_text=text, remote=data))
             else:
                 ready.append(_Ready(step))
+            if progress is not None:
+                progress(done, len(plan_.steps))
         return ready
 
     # --- push, pull, status -----------------------------------------------------------------
 
-    def run(self, direction: str, dry_run: bool = False, confirm: bool = False) -> Report:
-        """`push` or `pull` (with `dry_run`: what it would do, changing nothing)."""
+    def run(self, direction: str, dry_run: bool = False, confirm: bool = False,
+            bars: Bars | None = None) -> Report:
+        """`push` or `pull` (with `dry_run`: what it would do, changing nothing); `bars` gives
+        the progress of checking the texts, then of writing them."""
         if dry_run:
-            return self._preview((direction,), confirm)[0]
+            return self._preview((direction,), confirm, bars)[0]
         report = Report(direction, dry_run, self.store.location, self.store.project)
         self.vault.ensure()
         with self.vault.lock():
@@ -277,8 +287,10 @@ class Sync:
                 refusal = guard(plan_, self._total(plan_, local, remote))
                 if refusal and not confirm:
                     raise MassDelete(refusal)
-                ready = self._prepare(plan_, files, remote, report.warnings)
-                self._apply_database(ready, remote)
+                ready = self._prepare(plan_, files, remote, report.warnings,
+                                      _bar(bars, "checking notes"))
+                tick = _counter(_bar(bars, f"{direction}ing"), len(ready))
+                self._apply_database(ready, remote, tick)
             landed: dict[str, str | None] = {}
             failed = None
             for item in ready:
@@ -290,6 +302,8 @@ class Sync:
                               f"({exc.strerror}); run `loremap sync {direction}` again")
                     break
                 landed[item.step.id] = item.step.base
+                if _touches_files(item):
+                    tick()
             base.update(landed)
             try:
                 base.save()
@@ -324,7 +338,8 @@ class Sync:
         push, pull = self._preview(("push", "pull"))
         return push, pull
 
-    def _preview(self, directions: tuple[str, ...], confirm: bool = False) -> list[Report]:
+    def _preview(self, directions: tuple[str, ...], confirm: bool = False,
+                 bars: Bars | None = None) -> list[Report]:
         """What each of `directions` would do, from one reading of both sides; no lock."""
         warnings: list[str] = []
         local, files, unread = self._local(warnings)
@@ -336,8 +351,9 @@ class Sync:
             report.warnings = list(warnings)
             plan_ = plan(direction, local, base.notes, remote, unread, self.store.writer)
             report.refusal = None if confirm else guard(plan_, self._total(plan_, local, remote))
-            self._report(report, plan_, self._prepare(plan_, files, remote, report.warnings),
-                         remote)
+            ready = self._prepare(plan_, files, remote, report.warnings,
+                                  _bar(bars, "checking notes"))
+            self._report(report, plan_, ready, remote)
             reports.append(report)
         return reports
 
@@ -355,8 +371,10 @@ class Sync:
         report.held = list(plan_.held)
         report.shared_notes = sum(1 for doc in remote.values() if not doc.deleted)
 
-    def _apply_database(self, ready: list[_Ready], remote: Mapping[str, SharedDoc]) -> None:
-        """The database's side of the plan (inside `store.write()`)."""
+    def _apply_database(self, ready: list[_Ready], remote: Mapping[str, SharedDoc],
+                        tick: Callable[[], None]) -> None:
+        """The database's side of the plan (inside `store.write()`); `tick` after each step
+        that has no file to write (those tick when their file is written)."""
         store = self.store
         for item in ready:
             step = item.step
@@ -377,6 +395,8 @@ class Sync:
                                 content_hash(item.local_text.encode("utf-8")),
                                 reason=f"conflict: an edit by {store.writer or '?'} lost to the "
                                        f"newer v{doc.version} by {doc.updated_by or '?'}")
+            if not _touches_files(item):
+                tick()
 
     def _apply_files(self, item: _Ready) -> None:
         """The files' side of one step (after the database committed)."""
@@ -398,3 +418,26 @@ class Sync:
             raise NotFound(f"the database has no note '{note_id}' (project "
                            f"{self.store.project})")
         return doc, kept
+
+
+def _touches_files(item: _Ready) -> bool:
+    """Whether a step writes or deletes a note file here (`Sync._apply_files`)."""
+    step = item.step
+    return (item.remote is not None and (step.op == WRITE or step.winner == DATABASE)
+            or step.op == DELETE)
+
+
+def _bar(bars: Bars | None, label: str) -> Progress | None:
+    return None if bars is None else bars(label)
+
+
+def _counter(progress: Progress | None, total: int) -> Callable[[], None]:
+    """A step counter that moves `progress` to `done` of `total` at each call."""
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
+    return tick

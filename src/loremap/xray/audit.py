@@ -11,6 +11,7 @@ hook context), and CLAUDE.md files are measured on disk.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,7 +25,7 @@ from loremap.xray.records import Cost, FixedContext, Recommendation, Replay, Ser
 from loremap.xray.transcripts import home_dir
 
 MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
-LOREMAP_SERVER = "loremap"  # the name loremap's installers give its own MCP server
+LOREMAP_SERVER = "loremap"  # the name loremap's installers and its plugin give its server
 
 
 class SessionLike(Protocol):
@@ -43,6 +44,27 @@ class Server(NamedTuple):
 
     source: str  # the file that configures it
     loremap: bool  # loremap's own server (by its name, or a command that runs `loremap serve`)
+
+
+def is_loremap_name(name: str) -> bool:
+    """Whether a server name is loremap's: `loremap` is one of its words, so the plugin's
+    server (`plugin:loremap:loremap`, whose tools are `mcp__plugin_loremap_loremap__*`) and a
+    renamed copy (`loremap-dev`) are too. Keeping a server is the safe side of a mistake."""
+    return LOREMAP_SERVER in re.split(r"[^a-z0-9]+", name.lower())
+
+
+def runs_loremap_serve(entry: object) -> bool:
+    """Whether a server entry starts `loremap serve`: the command is loremap (any path), or
+    loremap is an argument before `serve` (`uvx loremap serve`, `python -m loremap serve`)."""
+    if not isinstance(entry, dict):
+        return False
+    args = entry.get("args")
+    words = [str(entry.get("command", "")), *(map(str, args) if isinstance(args, list) else ())]
+    for at, word in enumerate(words):
+        name = re.split(r"[=@\[]", Path(word).name.lower().removesuffix(".exe"))[0]
+        if name == LOREMAP_SERVER and "serve" in words[at + 1:]:
+            return True
+    return False
 
 
 def claude_md_tokens(cwd: Path, home: Path) -> dict[str, int]:
@@ -88,15 +110,6 @@ def tool_usage(tools: Counter[str]) -> tuple[tuple[ToolRow, ...], tuple[ServerRo
     return tuple(rows), tuple(ServerRow(s, n) for s, n in servers.most_common())
 
 
-def _is_loremap(name: str, entry: object) -> bool:
-    if name == LOREMAP_SERVER:
-        return True
-    if not isinstance(entry, dict):
-        return False
-    command, args = str(entry.get("command", "")), entry.get("args")
-    return Path(command).name == LOREMAP_SERVER and isinstance(args, list) and "serve" in args
-
-
 def configured_servers(project: Path, home: Path) -> dict[str, Server]:
     """MCP servers Claude Code would start in `project`, by name (from `.mcp.json`, the
     project's and the user's entries in `~/.claude.json`)."""
@@ -114,7 +127,8 @@ def configured_servers(project: Path, home: Path) -> dict[str, Server]:
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, dict):
             for name, entry in node.items():
-                found.setdefault(str(name), Server(str(path), _is_loremap(str(name), entry)))
+                found.setdefault(str(name), Server(str(path), is_loremap_name(str(name))
+                                                   or runs_loremap_serve(entry)))
     return found
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -298,9 +298,14 @@ def read_chain(path: Path, project: str, seen: set[int] | None = None) -> Chain:
     return reader.chain()
 
 
-def read_all(root: Path, project: Path | None = None, since_epoch: float | None = None
-             ) -> Iterator[Chain]:
-    """Every chain under `root`, one file in memory at a time (and one hash per call)."""
+def read_all(root: Path, project: Path | None = None, since_epoch: float | None = None,
+             progress: Callable[[int, int], None] | None = None) -> Iterator[Chain]:
+    """Every chain under `root`, one file in memory at a time (and one hash per call);
+    `progress(done, total)` after each file (the files are listed first to know the total)."""
     seen: set[int] = set()
-    for key, path in discover(root, project, since_epoch):
-        yield read_chain(path, key, seen)
+    files = list(discover(root, project, since_epoch))
+    for done, (key, path) in enumerate(files, start=1):
+        chain = read_chain(path, key, seen)
+        if progress is not None:
+            progress(done, len(files))
+        yield chain

@@ -1,14 +1,26 @@
-"""`loremap xray trim PROJECT`: deny the MCP servers a project's sessions never called.
+"""`loremap xray trim PROJECT`: deny the MCP servers and the optional built-in tools that a
+project's sessions never called.
 
-An MCP server's tool definitions ride along on every call of every session. A server that
-the project's transcripts never called is denied in `<project>/.claude/settings.local.json`
-(`permissions.deny: ["mcp__<server>"]`, the user's own, uncommitted settings file), so Claude
-Code stops offering its tools. Nothing is denied without transcripts of the project to show
-what is used, and loremap's own server never is. Without `--apply` it only says what it would
-do. `--apply` keeps a backup of the file and records what it added (and whether it created the
-file or the `.claude` folder) in `.claude/loremap-trim.json`; `--undo` removes exactly those
-rules, and the file and folder it created once nothing else is in them, leaving everything
-else the user wrote.
+Every tool definition rides along on every call of every session. What the project's
+transcripts never called is denied in `<project>/.claude/settings.local.json` (the user's own,
+uncommitted settings file: `permissions.deny: ["mcp__<server>", "WebSearch"]`), so Claude Code
+stops offering it. Nothing is denied without transcripts of the project to show what is used;
+`--days N` counts only the transcripts written in the last N days (default: all of them, the
+most evidence, so the fewest denials).
+
+- An MCP server configured for the project (`.mcp.json`, `~/.claude.json`) is denied when no
+  session called any of its tools; loremap's own server never is (`audit.is_loremap_name`,
+  `runs_loremap_serve`: `loremap`, the plugin's `plugin:loremap:loremap`, `loremap serve`).
+- A built-in tool is denied only if it is one of `OPTIONAL_TOOLS` (tools that reach outside the
+  project or serve one kind of file, which no other Claude Code feature relies on), no session
+  called it, no permission rule of the user's allows it, and at least `MIN_SESSIONS` sessions
+  were read: denying a tool someone needs is worse than the tokens it costs. The core tools
+  (Read, Edit, Write, Bash, Grep, Glob, Task, TodoWrite...) are never proposed.
+
+Without `--apply` it only says what it would do. `--apply` keeps a backup of the file and
+records what it added (and whether it created the file or the `.claude` folder) in
+`.claude/loremap-trim.json`; `--undo` removes exactly those rules, and the file and folder it
+created once nothing else is in them, leaving everything else the user wrote.
 """
 
 from __future__ import annotations
@@ -17,17 +29,23 @@ import datetime as dt
 import json
 import shlex
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from loremap.errors import InvalidInput, NotFound
 from loremap.vault.fs import atomic_write
-from loremap.xray.audit import Server, configured_servers, tool_usage
+from loremap.xray.audit import Server, configured_servers, is_loremap_name, tool_usage
 from loremap.xray.transcripts import home_dir, read_all, transcripts_root
 
 SETTINGS = Path(".claude") / "settings.local.json"
 RECORD = Path(".claude") / "loremap-trim.json"
 BACKUP_SUFFIX = ".loremap-backup"
+# Claude Code's built-in tools trim may deny (names from 2.1.3x transcripts): the web, and
+# Jupyter notebooks. Not the Cron, Monitor or Worktree tools: commands and flags of Claude
+# Code use them, so denying them would break a feature the first time it is asked for.
+OPTIONAL_TOOLS = ("NotebookEdit", "WebFetch", "WebSearch")
+MIN_SESSIONS = 10  # sessions read before any built-in tool is proposed
 
 
 class TrimResult(NamedTuple):
@@ -42,30 +60,42 @@ class TrimResult(NamedTuple):
 
 class TrimPlan(NamedTuple):
     project: Path
+    days: int | None  # the window (None: every transcript)
     sessions: int
     configured: dict[str, Server]
     used: dict[str, int]  # server -> calls
-    deny: list[str]  # rules to add
-    present: list[str]  # never-used servers already denied
+    deny: list[str]  # rules to add: servers (`mcp__x`), then built-in tools
+    present: list[str]  # never-used servers and tools already denied
     kept: list[str]  # never-used servers never denied: loremap's own
+    tools_kept: dict[str, str]  # never-used optional built-in tool -> why it is not denied
 
     def summary(self) -> TrimResult:
-        out = [f"{self.sessions} sessions of {self.project} read; MCP servers configured: "
-               f"{', '.join(sorted(self.configured)) or 'none'}"]
+        window = f" of the last {self.days} days" if self.days else ""
+        out = [f"{self.sessions} sessions{window} of {self.project} read; MCP servers "
+               f"configured: {', '.join(sorted(self.configured)) or 'none'}"]
         out += [f"  used: {name} ({calls} calls)" for name, calls in sorted(self.used.items())]
-        out += [f"  would deny {rule} (never called; from {self.configured[rule[5:]].source})"
-                for rule in self.deny]
+        out += [f"  would deny {rule} ({self._why(rule)})" for rule in self.deny]
         out += [f"  already denied: {rule}" for rule in self.present]
         out += [f"  keeps {name}: loremap's own server is never denied" for name in self.kept]
+        if self.sessions < MIN_SESSIONS:
+            out.append(f"  built-in tools: none is denied on fewer than {MIN_SESSIONS} "
+                       "sessions")
+        out += [f"  keeps {tool} (built-in, never called): {why}"
+                for tool, why in self.tools_kept.items()]
         if not self.deny:
             out.append("nothing to trim")
         else:
             out.append(f"run with --apply to write {self.project / SETTINGS} (a backup is kept)")
         return TrimResult(tuple(out), {
-            "project": str(self.project), "sessions": self.sessions,
+            "project": str(self.project), "days": self.days, "sessions": self.sessions,
             "configured": {name: s.source for name, s in self.configured.items()},
             "used": self.used, "deny": self.deny, "already_denied": self.present,
-            "kept": self.kept, "applied": False})
+            "kept": self.kept, "tools_kept": self.tools_kept, "applied": False})
+
+    def _why(self, rule: str) -> str:
+        if rule.startswith("mcp__"):
+            return f"never called; from {self.configured[rule[5:]].source}"
+        return f"built-in tool, never called in {self.sessions} sessions"
 
 
 def _read_settings(path: Path) -> dict[str, Any]:
@@ -93,10 +123,44 @@ def _denied(data: dict[str, Any]) -> list[str]:
     return [str(rule) for rule in data.get("permissions", {}).get("deny", [])]
 
 
-def plan_trim(project: Path, days: int) -> TrimPlan:
-    """What `--apply` would deny in `project`, from its transcripts of the last `days`."""
-    from collections import Counter
+def _allowed_tools(project: Path, home: Path, local: dict[str, Any]) -> dict[str, str]:
+    """Tool -> the settings file of the user's that allows it (`WebFetch(domain:x)` allows
+    WebFetch): a tool the user allows by a rule is one they use."""
+    found: dict[str, str] = {}
+    files = [(project / SETTINGS, local)]
+    for path in (project / ".claude" / "settings.json", home / ".claude" / "settings.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        files.append((path, data if isinstance(data, dict) else {}))
+    for path, data in files:
+        permissions = data.get("permissions")
+        rules = permissions.get("allow") if isinstance(permissions, dict) else None
+        for rule in rules if isinstance(rules, list) else []:
+            found.setdefault(str(rule).split("(")[0].strip(), str(path))
+    return found
 
+
+def _tools(tools: Counter[str], sessions: int, allowed: dict[str, str]
+           ) -> tuple[list[str], dict[str, str]]:
+    """(optional built-in tools to deny, never-used ones a rule allows -> that rule's file)."""
+    # Trigger: too few sessions, or a rule of the user's allows the tool. Why: a tool unused
+    # in a handful of sessions may be needed tomorrow, and an allowed one is wanted. Outcome:
+    # it is kept, and the plan says why.
+    if sessions < MIN_SESSIONS:
+        return [], {}
+    never = [tool for tool in OPTIONAL_TOOLS if not tools[tool]]
+    kept = {tool: f"allowed in {allowed[tool]}" for tool in never if tool in allowed}
+    return [tool for tool in never if tool not in kept], kept
+
+
+def plan_trim(project: Path, days: int | None) -> TrimPlan:
+    """What `--apply` would deny in `project`, from its transcripts of the last `days` (None:
+    all of them)."""
+    if days is not None and days < 1:
+        raise InvalidInput(f"--days {days}: give 1 or more, or leave it out for all days; "
+                           "nothing was changed")
     since = time.time() - days * 86400 if days else None
     tools: Counter[str] = Counter()
     sessions = set()
@@ -111,14 +175,17 @@ def plan_trim(project: Path, days: int) -> TrimPlan:
     home = home_dir()
     configured = configured_servers(project, home)
     used = {row.name: row.calls for row in tool_usage(tools)[1]}
-    denied = set(_denied(_read_settings(project / SETTINGS)))
+    local = _read_settings(project / SETTINGS)
+    denied = set(_denied(local))
     never = [name for name in sorted(configured) if name not in used]
     # Trigger: loremap's own server was configured but never called. Why: denying it would
     # switch off the memory this tool belongs to. Outcome: it is kept, and the plan says so.
-    kept = [name for name in never if configured[name].loremap]
-    rules = [f"mcp__{name}" for name in never if not configured[name].loremap]
-    return TrimPlan(project, len(sessions), configured, used,
-                    [r for r in rules if r not in denied], [r for r in rules if r in denied], kept)
+    kept = [name for name in never if configured[name].loremap or is_loremap_name(name)]
+    deny_tools, tools_kept = _tools(tools, len(sessions), _allowed_tools(project, home, local))
+    rules = [f"mcp__{name}" for name in never if name not in kept] + deny_tools
+    return TrimPlan(project, days, len(sessions), configured, used,
+                    [r for r in rules if r not in denied], [r for r in rules if r in denied],
+                    kept, tools_kept)
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

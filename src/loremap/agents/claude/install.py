@@ -10,8 +10,14 @@ files, layout included, stays as it was (the JSON edits are `loremap connect`'s,
 (comments, trailing commas) is refused: hooks added there would never run.
 
 User scope writes `~/.claude/settings.json` (hooks) and `~/.claude.json` (`mcpServers`, where
-`claude mcp add -s user` puts servers); project scope writes `.claude/settings.json` and
-`.mcp.json`, which Claude Code asks once to approve.
+`claude mcp add -s user` puts servers), naming loremap's programs by their absolute paths.
+Project scope writes `.claude/settings.json` and `.mcp.json`, which Claude Code asks once to
+approve; the team commits them, so they hold no path of this machine: the programs are named by
+their path in the project when loremap runs from a virtual environment there (`.venv/bin/loremap`
+for the server, which Claude Code starts in the project folder; `"$CLAUDE_PROJECT_DIR"/...` for
+the hooks, whose working directory follows the session), else by their bare names, which must
+then be on PATH. The server gets no `LOREMAP_PROJECT_DIR`: it finds the project from its working
+directory.
 """
 
 from __future__ import annotations
@@ -25,10 +31,12 @@ from typing import Any, NamedTuple
 
 from loremap.agents.claude.settings import parse_settings, user_settings, user_state
 from loremap.agents.connect.edits import HOOK_PROGRAM, JsonEntry, JsonHooks, ours
+from loremap.agents.connect.programs import in_project, missing, missing_line
 from loremap.agents.files import read_text_or_none, write_with_backup
 from loremap.errors import InvalidInput, NotFound
 
 SERVER = "loremap"
+PROJECT_DIR_VAR = '"$CLAUDE_PROJECT_DIR"/'  # the project folder in a hook's shell command
 
 
 class HookSpec(NamedTuple):
@@ -82,8 +90,30 @@ def executable(name: str) -> str:
     return str(Path(found).resolve())
 
 
+class Programs(NamedTuple):
+    """How the files name loremap's programs: the server's command, the hooks' shell words."""
+
+    server: str
+    hook: str
+
+
+def programs(scope: str, root: Path | None) -> Programs:
+    """Absolute paths for user scope; for project scope, paths in the project or bare names
+    (`NotFound` when a bare name is not on PATH: a committed file would name what cannot run)."""
+    if scope == "user" or root is None:
+        return Programs(executable(SERVER), shlex.quote(executable(HOOK_PROGRAM)))
+    server, hook = in_project(SERVER, root), in_project(HOOK_PROGRAM, root)
+    names = missing([SERVER if server is None else server,
+                     HOOK_PROGRAM if hook is None else hook])
+    if names:
+        raise NotFound(f"{missing_line(names, 'Claude Code')}; or use --user. Nothing was "
+                       "changed")
+    return Programs(server or SERVER,
+                    HOOK_PROGRAM if hook is None else PROJECT_DIR_VAR + shlex.quote(hook))
+
+
 def _group(spec: HookSpec, program: str) -> dict[str, Any]:
-    handler = {"type": "command", "command": f"{shlex.quote(program)} {spec.argument}",
+    handler = {"type": "command", "command": f"{program} {spec.argument}",
                "timeout": spec.timeout}
     group: dict[str, Any] = {"hooks": [handler]}
     if spec.matcher is not None:
@@ -101,15 +131,17 @@ def _load(text: str, path: Path) -> dict[str, Any]:
 
 def _hooks(path: Path, program: str) -> JsonHooks:
     """The hooks edit `loremap connect` makes for Codex and Gemini, with Claude Code's table:
-    handlers of another `loremap-hook` (a moved install) are replaced, not added to."""
+    handlers of another `loremap-hook` (a moved install) are replaced, not added to. `program`
+    is the shell text that runs `loremap-hook`."""
     return JsonHooks(path, "hooks", tuple((spec.event, _group(spec, program)) for spec in HOOKS))
 
 
-def _server_entry(path: Path, loremap: str, project: Path | None) -> JsonEntry:
+def _server_entry(path: Path, loremap: str, project: bool) -> JsonEntry:
+    """The server entry; in a project file, an older loremap's absolute `LOREMAP_PROJECT_DIR`
+    goes."""
     entry: dict[str, Any] = {"type": "stdio", "command": loremap, "args": ["serve"]}
-    if project is not None:
-        entry["env"] = {"LOREMAP_PROJECT_DIR": str(project)}
-    return JsonEntry(path, "MCP server", ("mcpServers", SERVER), entry)
+    return JsonEntry(path, "MCP server", ("mcpServers", SERVER), entry,
+                     obsolete=(("env", "LOREMAP_PROJECT_DIR"),) if project else ())
 
 
 def _server_is_ours(entry: object) -> bool:
@@ -120,17 +152,18 @@ def _server_is_ours(entry: object) -> bool:
 def plan_install(scope: str, root: Path | None, environ: Mapping[str, str]) -> list[Change]:
     """The files `hooks install` would change (read and checked; nothing written)."""
     where = targets(scope, root, environ)
-    program, loremap = executable(HOOK_PROGRAM), executable("loremap")
+    named = programs(scope, root)
     old = read_text_or_none(where.settings)
     _load(old or "", where.settings)
-    changes = [Change(where.settings, old, _hooks(where.settings, program).add(old or "{}\n"))]
+    changes = [Change(where.settings, old,
+                      _hooks(where.settings, named.hook).add(old or "{}\n"))]
     old_servers = read_text_or_none(where.servers)
     current = _load(old_servers or "", where.servers).get("mcpServers", {}).get(SERVER)
     if current is not None and not _server_is_ours(current):
         raise InvalidInput(f"{where.servers} already has an MCP server named {SERVER!r} that "
                            "is not `loremap serve`; rename or remove it first. Nothing was "
                            "changed")
-    server = _server_entry(where.servers, loremap, root if scope == "project" else None)
+    server = _server_entry(where.servers, named.server, scope == "project")
     changes.append(Change(where.servers, old_servers, server.add(old_servers or "{}\n")))
     return [c for c in changes if c.old != c.new]
 
@@ -149,7 +182,7 @@ def plan_uninstall(scope: str, root: Path | None, environ: Mapping[str, str]) ->
     if old_servers is not None:
         entry = _load(old_servers, where.servers).get("mcpServers", {}).get(SERVER)
         if _server_is_ours(entry):
-            dropped = _server_entry(where.servers, "", None).drop(old_servers)
+            dropped = _server_entry(where.servers, "", False).drop(old_servers)
             assert dropped is not None
             changes.append(Change(where.servers, old_servers, _emptied(where.servers, dropped)))
     return [c for c in changes if c.old != c.new]

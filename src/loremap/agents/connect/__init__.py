@@ -4,8 +4,11 @@ A connect is two passes. The first reads every file the agent needs and computes
 any file that is unreadable, binary or malformed stops the whole connect there, with one line
 naming it, before anything is written. The second writes each changed file atomically after a
 backup. `--dry-run` stops after the first pass and shows the diffs; `--undo` runs the same
-passes with each edit's inverse. Instructions in a file several agents read (AGENTS.md) stay
-while another agent that reads them is still connected.
+passes with each edit's inverse, in reverse order (what was appended last is cut first, so the
+file comes back byte for byte). Instructions in a file several agents read (AGENTS.md) stay
+while another agent that reads them is still connected. What would not take effect is said in
+one warning line each: a program name the agent would look up on PATH and not find, a setting
+of the user's that turns our part off.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from loremap.agents.connect.agents import AGENTS, BY_NAME, MCP, Agent, Context
 from loremap.agents.connect.edits import Edit, MarkedBlock
+from loremap.agents.connect.programs import missing, missing_line
 from loremap.agents.files import (
     read_text_or_none,
     remove_with_backup,
@@ -125,10 +129,22 @@ def _undo(agent: Agent, ctx: Context, path: Path, edits: list[Edit], old: str | 
     elif old is not None and old == _fresh(edits):
         return None, True  # exactly what connect creates: the file goes, without a backup
     new = old
-    for edit in edits:
+    for edit in reversed(edits):
         if edit not in shared:
             new = edit.drop(new)
     return new, False
+
+
+def warnings(agent: Agent, ctx: Context, texts: Mapping[Path, str | None]) -> list[str]:
+    """One line for each part of `agent`'s files (`texts`, by path) that would not take
+    effect: a setting of the user's that turns it off, a program PATH does not hold."""
+    edits = agent.edits(ctx)
+    out = [f"{shown(e.path, ctx)}: {line}" for e in edits
+           for line in [e.warning(texts.get(e.path))] if line]
+    names = missing(name for e in edits for name in e.needs)
+    if names:
+        out.append(missing_line(names, agent.title))
+    return out
 
 
 def plan(agent: Agent, ctx: Context, undo: bool) -> tuple[list[FileChange], list[str]]:
@@ -196,7 +212,8 @@ def connect(name: str, cwd: Path, *, undo: bool = False, dry_run: bool = False,
         notes += list(agent.notes)
     return {"agent": agent.name, "title": agent.title, "project": str(ctx.root),
             "action": "undo" if undo else "connect", "dry_run": dry_run, "changed": changed,
-            "hooks": agent.hooks, "files": files, "notes": notes}
+            "hooks": agent.hooks, "files": files, "notes": notes,
+            "warnings": [] if undo else warnings(agent, ctx, {c.path: c.new for c in changes})}
 
 
 def _remove_empty_folders(folder: Path, ctx: Context) -> None:
@@ -218,9 +235,11 @@ def _str(path: Path | None) -> str | None:
 def status(agent: Agent, ctx: Context) -> dict[str, Any]:
     """Whether `agent` is connected, file by file (an unreadable file is reported, not fatal)."""
     files = []
+    texts: dict[Path, str | None] = {}
     for edit in agent.edits(ctx):
         try:
-            state = _state(edit, read_text_or_none(edit.path))
+            texts[edit.path] = read_text_or_none(edit.path)
+            state = _state(edit, texts[edit.path])
         except InvalidInput as exc:
             state = f"error: {exc}"
         files.append({"path": str(edit.path), "shown": shown(edit.path, ctx), "role": edit.role,
@@ -232,8 +251,9 @@ def status(agent: Agent, ctx: Context) -> dict[str, Any]:
         overall = states.pop()
     else:
         overall = "partly connected"
+    found = warnings(agent, ctx, texts) if overall in ("connected", "partly connected") else []
     return {"agent": agent.name, "title": agent.title, "state": overall, "hooks": agent.hooks,
-            "files": files, "notes": list(agent.notes)}
+            "files": files, "notes": list(agent.notes), "warnings": found}
 
 
 def list_agents(cwd: Path, name: str | None = None,

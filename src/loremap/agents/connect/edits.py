@@ -15,7 +15,7 @@ put before it, so add then drop gives the original bytes back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,13 @@ HOOK_PROGRAM = "loremap-hook"  # a hook handler whose command names it is ours
 
 @dataclass(frozen=True)
 class Edit:
-    """loremap's part of one file; `role` says what it is ("MCP server", "instructions")."""
+    """loremap's part of one file; `role` says what it is ("MCP server", "instructions").
+
+    `needs` are the bare program names (looked up on PATH) that what the edit writes runs."""
 
     path: Path
     role: str
+    needs: tuple[str, ...] = field(default=(), kw_only=True)
 
     @property
     def shown(self) -> str:
@@ -42,6 +45,10 @@ class Edit:
 
     def drop(self, old: str | None) -> str | None:
         raise NotImplementedError
+
+    def warning(self, old: str | None) -> str | None:
+        """Why what this edit adds would not take effect in `old`, in one line (None: it does)."""
+        return None
 
 
 def like(text: str, block: str) -> str:
@@ -108,11 +115,14 @@ class JsonEntry(Edit):
     """A member (an MCP server) at `keys` in a JSON or JSONC file.
 
     Only the fields we write are compared and set, so what the user or the agent added to the
-    entry (Cline's `autoApprove`, a timeout) survives a second connect.
+    entry (Cline's `autoApprove`, a timeout) survives a second connect. `obsolete` are paths
+    inside the entry that an older loremap wrote and this one does not (`env.LOREMAP_PROJECT_DIR`
+    holding an absolute path in a committed file): they go, and an object they leave empty too.
     """
 
     keys: tuple[str, ...]
     value: dict[str, Any]
+    obsolete: tuple[tuple[str, ...], ...] = field(default=(), kw_only=True)
 
     def add(self, old: str | None) -> str | None:
         text = old or ""
@@ -123,7 +133,17 @@ class JsonEntry(Edit):
             raise InvalidInput(f"{self.shown}: {'.'.join(self.keys)} is not an object")
         for key, value in self.value.items():
             text = jsonc.set_value(text, (*self.keys, key), value, self.shown)
+        for inner in self.obsolete:
+            text = self._forget(text, inner)
         return text
+
+    def _forget(self, text: str, inner: tuple[str, ...]) -> str:
+        where = (*self.keys, *inner)
+        if _at(_object(jsonc.loads(text, self.shown), self.shown), where, self.shown) is None:
+            return text
+        text = jsonc.remove(text, where, self.shown)
+        parent = _at(_object(jsonc.loads(text, self.shown), self.shown), where[:-1], self.shown)
+        return jsonc.remove(text, where[:-1], self.shown) if parent == {} else text
 
     def drop(self, old: str | None) -> str | None:
         if old is None:

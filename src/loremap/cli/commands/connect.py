@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from loremap.cli.output import emit_json, lines
+from loremap.cli.output import emit_json, lines, warn
 from loremap.errors import InvalidInput
 
 
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         lines(_report(report))
+        warn(report["warnings"])
     return 0
 
 
@@ -44,6 +45,7 @@ def _listing(agents: list[dict[str, Any]]) -> list[str]:
         out.append(f"{agent['agent']} ({agent['title']}): {agent['state']}; {hooks}")
         out += [f"  {f['role']}: {f['shown']} - {f['state']}" for f in agent["files"]]
         out += [f"  note: {note}" for note in agent["notes"]]
+        out += [f"  warning: {line}" for line in agent["warnings"]]
     return out
 
 

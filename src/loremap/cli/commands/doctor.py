@@ -1,4 +1,5 @@
-"""`loremap doctor [--fix]`: check vault and index; exit 1 while an error remains unrepaired.
+"""`loremap doctor [--fix]`: check vault and index, the agents wired to loremap and the daemon;
+exit 1 while an error remains unrepaired.
 
 Outside a project it checks the personal vault and its index, says there is no project, and
 exits 0 unless those have an error: the personal vault is worth checking anywhere.
@@ -16,6 +17,7 @@ from loremap.config import find_project_root
 from loremap.memory.doctor import diagnose
 from loremap.store.sqlite import fts5_available
 from loremap.use.daemon import health
+from loremap.use.wiring import wiring
 
 _MARK = {"ok": "ok  ", "warning": "warn", "error": "FAIL"}
 
@@ -26,9 +28,20 @@ def run(args: argparse.Namespace) -> int:
         repo = find_project_root(Path.cwd()) if app.loremap_dir is None else app.root
         findings = diagnose(app.memory, app.loremap_dir, fts5_available(), fix=args.fix,
                             repo=repo)
-        findings += health(os.environ, fix=args.fix)
     finally:
         app.close()
+    if args.fix and any(f.check == "index-file" and f.fixed for f in findings):
+        # The damaged index was set aside: the checks run again on the new one, which the
+        # repair of a stale index fills from the notes.
+        app = App.open(require_project=False)
+        try:
+            findings = [f for f in findings if f.check == "index-file"] + [
+                f for f in diagnose(app.memory, app.loremap_dir, fts5_available(), fix=True,
+                                    repo=repo) if f.check != "index"]
+        finally:
+            app.close()
+    findings += wiring(Path.cwd(), os.environ, fix=args.fix)
+    findings += health(os.environ, fix=args.fix)
     open_problems = [f for f in findings if f.level == "error" and not f.fixed]
     warnings = [f for f in findings if f.level == "warning" and not f.fixed]
     if args.json:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from loremap.app import App
 from loremap.cli.commands.search import question
-from loremap.cli.output import emit_json, lines, warn
+from loremap.cli.output import emit_json, lines, progress, warn
 from loremap.use.fresh import ALWAYS
 from loremap.use.recall import prepare, ranker
 
@@ -37,11 +37,12 @@ def run(args: argparse.Namespace) -> int:
             return lambda case: rank(case.query, case.terms)
 
         base_config = base_config or SearchConfig.parse(app.settings.get_str("search.tuning"))
-        base = score_cases(cases, scorer(base_config))
+        base = score_cases(cases, scorer(base_config), progress=progress(args, "scoring"))
         base_label = base_config.describe()
         compared = None
         if other_config is not None:
-            other = score_cases(cases, scorer(other_config))
+            other = score_cases(cases, scorer(other_config),
+                                progress=progress(args, "scoring --compare"))
             compared = (other_config.describe(), other, compare(base, other))
     if args.json:
         emit_json({**report_json(base, compared, base_label), "warnings": warnings})

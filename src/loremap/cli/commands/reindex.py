@@ -1,4 +1,5 @@
-"""`loremap reindex`: drop the index and rebuild it from the vault files alone."""
+"""`loremap reindex`: drop the index and rebuild it from the vault files alone (a progress bar
+for the notes, then one for the code: `output.progress`)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ import argparse
 import time
 
 from loremap.app import App
-from loremap.cli.output import count, emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, progress, warn
 
 
 def run(args: argparse.Namespace) -> int:
     app = App.open(require_project=False, fresh_index=True)
     try:
         started = time.perf_counter()
-        outcome = app.memory.rebuild()
-        files = app.index_code().files if app.loremap_dir is not None else 0
+        outcome = app.memory.rebuild(progress(args, "indexing notes"))
+        files = (app.index_code(progress(args, "indexing code")).files
+                 if app.loremap_dir is not None else 0)
         seconds = time.perf_counter() - started
     finally:
         app.close()

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from loremap.app import App
-from loremap.cli.output import count, emit_json, lines, warn
+from loremap.cli.output import count, emit_json, lines, progress, warn
 from loremap.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
                 lines([f"{report.direction}:"])
                 lines(f"  {line}" for line in _report_lines(report, rule))
             return 0
-        report = sync.run(args.action, dry_run=args.dry_run, confirm=args.confirm)
+        report = sync.run(args.action, dry_run=args.dry_run, confirm=args.confirm,
+                          bars=lambda label: progress(args, label))
     finally:
         app.close()
     if args.json:

@@ -1,5 +1,6 @@
 """`loremap xray`: where an agent's tokens went (Claude Code transcripts), what early
-compaction would have saved, and `loremap xray trim PROJECT` to deny never-used MCP servers."""
+compaction would have saved, and `loremap xray trim PROJECT` to deny never-used MCP servers and
+optional built-in tools."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import datetime as dt
 import time
 from pathlib import Path
 
-from loremap.cli.output import emit_json, lines
+from loremap.cli.output import emit_json, lines, progress
 from loremap.errors import InvalidInput
 
 
@@ -23,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
     prices = Prices.load(Path(args.prices) if args.prices else None)
     project = Path(args.project).resolve() if args.project else None
     since = time.time() - args.days * 86400 if args.days else None
-    report = build(read_all(root, project, since), prices, args.days, root,
+    chains = read_all(root, project, since, progress(args, "reading transcripts"))
+    report = build(chains, prices, args.days, root,
                    dt.datetime.now(dt.UTC))
     if args.html:
         from loremap.xray.html import write_html
@@ -51,13 +53,18 @@ def run(args: argparse.Namespace) -> int:
 def _trim(args: argparse.Namespace) -> int:
     from loremap.xray.trim import apply_trim, plan_trim, undo_trim
 
+    if getattr(args, "days_given", False):
+        raise InvalidInput("trim takes its own --days, after the project: "
+                           f"`loremap xray trim PROJECT --days {args.days}`")
     project = Path(args.trim_project).resolve()
     if not project.is_dir():
         raise InvalidInput(f"{args.trim_project}: no such project folder")
     if args.undo:
+        if args.trim_days is not None:
+            raise InvalidInput("--undo removes every rule --apply added: leave out --days")
         result = undo_trim(project)
     else:
-        plan = plan_trim(project, args.days)
+        plan = plan_trim(project, args.trim_days)
         result = apply_trim(project, plan) if args.apply else plan.summary()
     if getattr(args, "json", False):
         emit_json(result.json())

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from loremap.store.sqlite.store import SqliteStore, fts5_available
+from loremap.store.sqlite.store import SqliteStore, fts5_available, set_aside
 
-__all__ = ["SqliteStore", "fts5_available"]
+__all__ = ["SqliteStore", "fts5_available", "set_aside"]

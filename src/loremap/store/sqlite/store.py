@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from loremap.errors import IndexLocked, StoreError
+from loremap.errors import DiskFull, IndexLocked, StoreError
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.search import Filters
 from loremap.store.rows import NOTE_COLUMNS
@@ -44,6 +46,48 @@ def is_locked(exc: sqlite3.Error) -> bool:
     return code is not None and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+def is_damaged(exc: BaseException) -> bool:
+    """Whether `exc` says the index file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB):
+    pages overwritten under a running index read as "database disk image is malformed" at the
+    first statement that touches them, long after the file was opened."""
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _no_room(path: Path) -> bool:
+    """Whether the file system of `path` has less than 64 KiB left: SQLite reports a WAL or
+    shared-memory file it cannot extend as a plain I/O error."""
+    try:
+        found = os.statvfs(path.parent)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return False
+    return found.f_bavail * found.f_frsize < 65536
+
+
+def is_full(exc: BaseException) -> bool:
+    """Whether `exc` says the disk is full (SQLITE_FULL, or ENOSPC from the file system)."""
+    import errno
+
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) == sqlite3.SQLITE_FULL
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def set_aside(index: Path) -> Path:
+    """Move a damaged index out of the way (kept for a post-mortem) with its WAL and shared
+    memory files: the next open builds a new one from the notes, which are canonical. A process
+    still holding the old file keeps reading it until it reopens (the daemon's Apps reopen when
+    the file changes)."""
+    aside = index.with_name(f"{index.name}.corrupt-{int(time.time())}")
+    with contextlib.suppress(OSError):
+        os.replace(index, aside)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            os.unlink(f"{index}{suffix}")
+    return aside
+
+
 class SqliteStore(CodeTables, SearchTables, VectorTables):
     """`Store` on a SQLite file (or `:memory:`)."""
 
@@ -61,12 +105,24 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
             self._configure()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
+            if is_full(exc) or _no_room(path):  # full, not broken: never set aside either
+                raise DiskFull(f"no space left on the device holding {path} ({exc}); free some "
+                               "space and run the command again") from None
             if is_locked(exc):  # busy, not broken: the file must not be set aside as corrupt
                 raise IndexLocked(
                     f"the index {path} is locked by another process (waited "
                     f"{busy_timeout_ms / 1000:g} s, index.busy_timeout_ms); try again") from None
             raise StoreError(f"the index {path} is unreadable ({exc}); run `loremap reindex`")\
                 from None
+
+    def damage(self) -> str | None:
+        """What SQLite's quick check finds wrong with the index file, or None when it is
+        sound (reads every page: for `doctor`, not for every command)."""
+        try:
+            rows = self.conn.execute("PRAGMA quick_check(1)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        return None if rows == [("ok",)] else str(rows[0][0])
 
     def _configure(self) -> None:
         c = self.conn

@@ -1,0 +1,125 @@
+"""Faults of the machine met as a user would (found by bench/soak.py): an index whose pages
+were overwritten while it was in use, and a full disk. Each is one line and exit 1, never an
+internal error; a damaged index is set aside and rebuilt from the notes, losing nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli_process
+
+
+def damage(index: Path, table: str = "nodes") -> None:
+    """Overwrite the root page of `table`, as a stray write would: the index opens (its schema
+    and meta pages are sound) and the first read of that table fails."""
+    with sqlite3.connect(index) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?",
+                             (table,)).fetchone()
+    with index.open("r+b") as fh:
+        fh.seek((root - 1) * page)
+        fh.write(b"\xa5" * page)
+
+
+@pytest.fixture
+def noted(project: Path) -> Path:
+    for n in range(3):
+        done = run_cli_process("remember", "-t", "bug", "--title", f"Ledger bug {n}", "-m",
+                               f"The ledger lock is taken twice in case {n}.", cwd=project)
+        assert done.returncode == 0, done.stderr
+    run_cli_process("index", cwd=project)
+    return project
+
+
+def ids(project: Path) -> set[str]:
+    done = run_cli_process("list", "--json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    return {n["id"] for n in json.loads(done.stdout)["notes"]}
+
+
+def test_a_damaged_index_is_one_line_then_rebuilt_from_the_notes(noted):
+    before = ids(noted)
+    index = noted / ".loremap" / "index.sqlite"
+    damage(index)
+    done = run_cli_process("search", "ledger", "lock", cwd=noted)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("loremap: error: the index was damaged (database disk image is "
+                           "malformed): it was set aside as index.sqlite.corrupt-")
+    assert list(index.parent.glob("index.sqlite.corrupt-*"))
+    # The next command builds a new index from the notes: every note is there again.
+    assert ids(noted) == before
+    assert run_cli_process("doctor", cwd=noted).returncode == 0
+
+
+def test_doctor_finds_a_damaged_index_and_fix_sets_it_aside(noted):
+    """Damage where no command looks first (the code map's symbols): doctor's check reads every
+    page."""
+    before = ids(noted)
+    damage(noted / ".loremap" / "index.sqlite", "symbols")
+    found = run_cli_process("doctor", "--json", cwd=noted)
+    report = json.loads(found.stdout)
+    assert found.returncode == 1 and not report["ok"]
+    (finding,) = [f for f in report["findings"] if f["check"] == "index-file"]
+    assert finding["level"] == "error" and "damaged" in finding["message"]
+    fixed = run_cli_process("doctor", "--fix", cwd=noted)
+    assert fixed.returncode == 0, fixed.stdout
+    assert "index-file: the index file is damaged" in fixed.stdout and "(fixed)" in fixed.stdout
+    again = json.loads(run_cli_process("doctor", "--json", cwd=noted).stdout)
+    assert again["ok"], [f for f in again["findings"] if f["level"] != "ok"]
+    assert ids(noted) == before
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 3 MiB tmpfs (root only, as the soak's)."""
+    where = tmp_path / "small"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(where)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_full_disk_is_one_line_and_exit_1(small_disk, cli):
+    from conftest import git
+
+    root = small_disk / "repo"
+    root.mkdir()
+    git(small_disk, "init", "-q", str(root))
+    assert run_cli_process("init", cwd=root).returncode == 0
+    (small_disk / "filler").write_bytes(b"")
+    with (small_disk / "filler").open("ab") as fh:  # the disk, nearly full
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    os.truncate(small_disk / "filler", max(0, (small_disk / "filler").stat().st_size - 8192))
+    refused = None
+    for n in range(20):
+        done = run_cli_process("remember", "-t", "concept", "--title", f"Large note {n}", "-m",
+                               "x" * 40_000, cwd=root)
+        if done.returncode != 0:
+            refused = done
+            break
+    assert refused is not None, "the disk never filled"
+    assert refused.returncode == 1, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("loremap: error: ") and "no space left" in line.lower(), line
+    (small_disk / "filler").unlink()
+    # With room again, the project works and doctor repairs whatever the fault left.
+    assert run_cli_process("doctor", "--fix", cwd=root).returncode == 0
+    assert run_cli_process("doctor", cwd=root).returncode == 0
