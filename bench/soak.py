@@ -47,6 +47,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# bench/mcp.py would shadow the MCP SDK's `mcp` package for a script run from this folder.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 BIN = Path(sys.executable).parent
 LOREMAP = [sys.executable, "-m", "loremap"]
 
