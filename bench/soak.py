@@ -209,7 +209,12 @@ class Soak:
             return
         self.ack(self.repo, found.group(1))
         recalled = await client.call_tool("recall", {"query": f"decision {n} invoices"})
-        self.count(lane, "ok" if not recalled.is_error else "recall refused")
+        if recalled.is_error:
+            self.count(lane, "recall refused")
+            said = recalled.content[0].text if recalled.content else ""
+            self.problem(f"{lane}: recall refused: {said.strip()[:300]}")
+        else:
+            self.count(lane, "ok")
 
     def guard(self, lane: str, job: Any) -> None:
         """A client session, whose server the chaos lane may kill: a lost connection counts as

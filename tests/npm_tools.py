@@ -23,10 +23,10 @@ PACKAGES = {
     # The MCP Bundle tool: `mcpb validate` checks the manifest `loremap bundle` writes.
     "mcpb": "@anthropic-ai/mcpb@2.1.2",
 }
-_REAL_HOME = Path(os.path.expanduser("~"))
+REAL_HOME = Path(os.path.expanduser("~"))
 TOOLS_DIR = Path(os.environ.get("LOREMAP_TEST_NPM_DIR",
-                               _REAL_HOME / ".cache" / "loremap-npm-tools"))
-NPM_CACHE = _REAL_HOME / ".npm"
+                               REAL_HOME / ".cache" / "loremap-npm-tools"))
+NPM_CACHE = REAL_HOME / ".npm"
 
 
 def npm_tool(name: str) -> Path:
@@ -42,7 +42,7 @@ def npm_tool(name: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (binary.exists() and stamp.is_file()
                 and stamp.read_text(encoding="utf-8") == wanted):
-            env = {**os.environ, "HOME": str(_REAL_HOME), "npm_config_cache": str(NPM_CACHE),
+            env = {**os.environ, "HOME": str(REAL_HOME), "npm_config_cache": str(NPM_CACHE),
                    "npm_config_update_notifier": "false", "npm_config_fund": "false",
                    "npm_config_audit": "false"}
             done = subprocess.run(["npm", "install", "--prefix", str(TOOLS_DIR),

@@ -139,3 +139,24 @@ def test_completions_for_an_unknown_shell_is_refused_in_one_line(repo):
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert "invalid choice: 'cmd.exe'" in done.stderr
+
+
+def test_an_error_after_a_half_drawn_bar_starts_its_own_line(monkeypatch):
+    import io
+
+    from loremap.codemap import index
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    show = index.tty_progress("indexing")
+    assert show is not None
+    show(1, 3)
+    index.end_progress()
+    assert screen.getvalue().endswith("1/3\n")
+    show(3, 3)
+    index.end_progress()  # a finished bar has ended its line already
+    assert screen.getvalue().endswith("3/3\n") and not screen.getvalue().endswith("\n\n")

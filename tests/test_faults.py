@@ -123,3 +123,62 @@ def test_a_full_disk_is_one_line_and_exit_1(small_disk, cli):
     # With room again, the project works and doctor repairs whatever the fault left.
     assert run_cli_process("doctor", "--fix", cwd=root).returncode == 0
     assert run_cli_process("doctor", cwd=root).returncode == 0
+
+
+def test_a_row_whose_text_was_overwritten_is_damage_too(noted):
+    """Bytes overwritten inside a sound page: SQLite returns the row, Python cannot decode it
+    (the soak's corrupted index met it in `loremap index`)."""
+    index = noted / ".loremap" / "index.sqlite"
+    with sqlite3.connect(index) as db:
+        db.execute("UPDATE files SET content_hash = CAST(X'FFFE41' AS TEXT)")
+    done = run_cli_process("index", cwd=noted)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("loremap: error: the index was damaged (Could not decode to UTF-8")
+    assert run_cli_process("index", cwd=noted).returncode == 0
+    assert run_cli_process("doctor", cwd=noted).returncode == 0
+
+
+def test_the_mcp_server_and_the_hooks_say_so_and_set_it_aside_too(noted, monkeypatch):
+    """The same fault through the agents' doors: a tool error of one line (then the next call
+    answers from the rebuilt index), and a hook that fails open and leaves a new index."""
+    import sys
+
+    # The SDK hands the server its stderr (bound when it is first imported): a real file.
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - closed at the end of the test
+    monkeypatch.setattr(sys, "stderr", devnull)
+    import anyio
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    index = noted / ".loremap" / "index.sqlite"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "loremap", "serve"],
+                                   cwd=str(noted), env=dict(os.environ))
+
+    async def session() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with Client(params) as client:
+            await client.call_tool("recall", {"query": "ledger lock"})  # the App is open
+            damage(index)
+            first = await client.call_tool("recall", {"query": "ledger lock"})
+            second = await client.call_tool("recall", {"query": "ledger lock"})
+            return first, second
+
+    first, second = anyio.run(session)
+    text = first.content[0]
+    assert first.is_error and isinstance(text, types.TextContent)
+    assert text.text.startswith("the index was damaged (database disk image is malformed)")
+    assert "\n" not in text.text.strip()
+    answer = second.content[0]
+    assert not second.is_error and isinstance(answer, types.TextContent)
+    assert "Ledger bug" in answer.text
+
+    damage(index)
+    payload = json.dumps({"session_id": "s", "cwd": str(noted), "prompt": "ledger lock bug",
+                          "hook_event_name": "UserPromptSubmit"})
+    hook = subprocess.run([sys.executable, "-m", "loremap.hook", "UserPromptSubmit"],
+                          input=payload, capture_output=True, text=True, cwd=noted, timeout=120)
+    assert hook.returncode == 0  # fails open
+    assert len(list(index.parent.glob("index.sqlite.corrupt-*"))) == 2
+    assert "Ledger bug" in run_cli_process("search", "ledger", "lock", cwd=noted).stdout
+    devnull.close()

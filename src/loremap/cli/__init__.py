@@ -46,6 +46,7 @@ def run(arguments: list[str]) -> int:
             code: int = module.run(args)
         return code
     except UserError as exc:
+        _end_progress()
         print(f"loremap: error: {exc}", file=context.err())
         return 1
     except KeyboardInterrupt:
@@ -61,6 +62,7 @@ def run(arguments: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
         from loremap.use.faults import explain
 
+        _end_progress()
         fault = explain(exc, context.cwd(), context.environ())
         if fault is not None:  # a full disk, a damaged index: not a bug of ours
             print(f"loremap: error: {fault}", file=context.err())
@@ -71,6 +73,14 @@ def run(arguments: list[str]) -> int:
         print(f"loremap: internal error: {type(exc).__name__}: {exc} (details in {where})",
               file=context.err())
         return 3
+
+
+def _end_progress() -> None:
+    """A progress bar the failed command left half drawn ends its line first (nothing to do,
+    and nothing imported, when no bar was drawn)."""
+    drawing = sys.modules.get("loremap.codemap.index")
+    if drawing is not None:
+        drawing.end_progress()
 
 
 def _through_daemon(arguments: list[str]) -> int | None:

@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "forget": "archive a note, or delete it with --purge",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
-    "doctor": "check the vault and the index; --fix repairs what it can",
+    "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
     "xray": "where an agent's tokens went, and what early compaction and trimming would save",
     "hooks": "install or remove loremap's hooks and MCP server in Claude Code's settings",

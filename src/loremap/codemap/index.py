@@ -243,8 +243,20 @@ def tty_progress(label: str) -> Progress | None:
         last[0] = percent
         bar = "#" * (percent // 4)
         sys.stderr.write(f"\r{label} [{bar:<25}] {done}/{total}")
+        _drawing[0] = done != total
         if done == total:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
     return show
+
+
+_drawing = [False]  # a bar is drawn and not finished: the cursor is at its end
+
+
+def end_progress() -> None:
+    """End a bar a failed command left unfinished, so that its error starts a line."""
+    if _drawing[0]:
+        _drawing[0] = False
+        sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -113,9 +113,11 @@ def run(argument: str, data: bytes, environ: Mapping[str, str]) -> tuple[str, st
     """What one hook event prints: (stdout, a line for stderr). Never raises: the hook fails
     open. The one path of an event, in this process or in the daemon's."""
     event = argument
+    cwd = ""
     try:
         try:
             payload = read_event(data)
+            cwd = str(payload.get("cwd") or "")
         except ValueError:
             if event_of(event) is None:
                 resolve(event, {})  # an unknown event says so, whatever stdin held
@@ -131,8 +133,18 @@ def run(argument: str, data: bytes, environ: Mapping[str, str]) -> tuple[str, st
         return "", " ".join(message.split())
     except Exception as exc:  # noqa: BLE001
         # Trigger: any error at all. Why: a hook must never block the agent.
-        # Outcome: one log line, exit 0, no stdout.
-        log(f"hook {event or '(no event)'} failed: {type(exc).__name__}: {exc}", environ)
+        # Outcome: one log line, exit 0, no stdout. A damaged index is set aside on the way
+        # (`use.faults`), so the next event rebuilds it instead of failing the same way.
+        said = f"{type(exc).__name__}: {exc}"
+        try:
+            from pathlib import Path
+
+            from loremap.use.faults import explain
+
+            said = explain(exc, Path(cwd or os.getcwd()), environ) or said
+        except Exception:  # noqa: BLE001, S110 - the log line below is all that is left to do
+            pass
+        log(f"hook {event or '(no event)'} failed: {said}", environ)
         return "", ""
 
 

@@ -119,6 +119,7 @@ class Loremap:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
                                                  f"{', '.join(self.tools)}")
         arguments = dict(params.arguments or {})
+        folder: Path | None = None
         try:
             typed = tool.check(arguments)
             folder = await self.folder(ctx)
@@ -126,6 +127,11 @@ class Loremap:
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
+            from loremap.use.faults import explain
+
+            fault = explain(exc, folder or self.projects.cwd, self.projects.environ)
+            if fault is not None:  # a full disk, a damaged index: one line, as in the CLI
+                return _text(fault, is_error=True)
             where = log_exception(exc, LOG_NAME)
             return _text(f"internal error in {tool.spec.name}: {type(exc).__name__}: {exc} "
                          f"(details in {where})", is_error=True)

@@ -51,7 +51,12 @@ def is_damaged(exc: BaseException) -> bool:
     pages overwritten under a running index read as "database disk image is malformed" at the
     first statement that touches them, long after the file was opened."""
     code: int | None = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and (code & 0xFF) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    # A row whose bytes were overwritten inside a sound page: SQLite returns it, and Python's
+    # sqlite3 module (not SQLite: it has no code for this) fails to decode its text.
+    return isinstance(exc, sqlite3.OperationalError) and \
+        str(exc).startswith("Could not decode to UTF-8")
 
 
 def _no_room(path: Path) -> bool:
@@ -79,7 +84,12 @@ def set_aside(index: Path) -> Path:
     memory files: the next open builds a new one from the notes, which are canonical. A process
     still holding the old file keeps reading it until it reopens (the daemon's Apps reopen when
     the file changes)."""
-    aside = index.with_name(f"{index.name}.corrupt-{int(time.time())}")
+    stamp = int(time.time())
+    aside = index.with_name(f"{index.name}.corrupt-{stamp}")
+    n = 1
+    while aside.exists():  # set aside twice in a second: keep both
+        n += 1
+        aside = index.with_name(f"{index.name}.corrupt-{stamp}-{n}")
     with contextlib.suppress(OSError):
         os.replace(index, aside)
     for suffix in ("-wal", "-shm"):
