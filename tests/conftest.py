@@ -118,6 +118,15 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     yield home
 
 
+@pytest.fixture
+def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Claude Code's configuration folder (CLAUDE_CONFIG_DIR), empty, for the X-ray's tests."""
+    root = tmp_path / "claude"
+    root.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
+    yield root
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from loremap import jsonc
 from loremap.agents.claude.install import HOOKS
 from loremap.cli import main
 from npm_tools import npm_tool
+from test_connect import project_venv
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).absolute().parent
@@ -128,12 +128,7 @@ def test_project_scope_refuses_in_one_line_when_loremap_is_not_on_path(
 
 
 def test_project_scope_names_a_venv_of_the_project_by_its_path_there(repo, isolated_home):
-    venv = repo / ".venv"
-    (venv / "bin").mkdir(parents=True)
-    shutil.copy(BIN.parent / "pyvenv.cfg", venv / "pyvenv.cfg")
-    (venv / "lib").symlink_to(BIN.parent / "lib")
-    for name in ("python", "loremap", "loremap-hook"):
-        (venv / "bin" / name).symlink_to(BIN / name)
+    venv = project_venv(repo)
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != str(BIN))
     done = subprocess.run([str(venv / "bin" / "python"), "-m", "loremap", "hooks", "install",
                            "claude", "--project"], cwd=repo, capture_output=True, text=True,

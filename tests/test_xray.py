@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,14 +97,6 @@ class Writer:
 
 def U(input: int = 0, w5: int = 0, w1: int = 0, read: int = 0, out: int = 0) -> Usage:  # noqa: N802
     return Usage(input, w5, w1, read, out)
-
-
-@pytest.fixture
-def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    root = tmp_path / "claude"
-    root.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
-    yield root
 
 
 def xray(cli: Any, *args: str) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,6 @@ from test_xray import U, Writer
 
 CORE = ("Read", "Edit", "Write", "MultiEdit", "Bash", "Grep", "Glob", "LS", "Task", "Agent",
         "TodoWrite", "Skill", "ToolSearch", "ExitPlanMode", "CronCreate", "EnterWorktree")
-
-
-@pytest.fixture
-def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    root = tmp_path / "claude"
-    root.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
-    yield root
 
 
 @pytest.fixture

@@ -214,14 +214,21 @@ def _handoff(p: argparse.ArgumentParser) -> None:
         "--limit", "-n", type=_positive, default=None, help="at most N (0: all)")
 
 
-def _days(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more (leave --days out for all days)")
-    return value
+def _whole(least: int, hint: str = "") -> Callable[[str], int]:
+    """An argument type: a whole number of at least `least` (`hint` says what to do instead)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be {least} or more{hint}")
+        return value
+
+    return parse
+
+
+_days = _whole(1, " (leave --days out for all days)")
 
 
 class _Given(argparse.Action):
@@ -344,14 +351,7 @@ def _daemon(p: argparse.ArgumentParser) -> None:
                    help="with `units`: write them to ~/.config/systemd/user/ instead of printing")
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
+_count = _whole(0)
 
 
 _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
