@@ -140,9 +140,14 @@ def test_the_readme_s_first_command_leaves_a_fresh_clone_unmodified(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LOREMAP_", "PYTHON"))}
     env.update(PYTHONPATH=str(clone / "src"), LOREMAP_HOME=str(tmp_path / "home"),
                LOREMAP_WORKERS="1")
-    for command in ("init", "map"):
-        done = subprocess.run([sys.executable, "-m", "loremap", command], cwd=clone, env=env,
-                              capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
+    try:
+        for command in ("init", "map"):
+            done = subprocess.run([sys.executable, "-m", "loremap", command], cwd=clone,
+                                  env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr
+    finally:
+        # `map` is a read: as for a user, it started the daemon, which must not outlive the test.
+        subprocess.run([sys.executable, "-m", "loremap", "daemon", "stop"], cwd=clone, env=env,
+                       capture_output=True, text=True, timeout=120)
     changed = git("status", "--porcelain", cwd=clone)
     assert changed == "", f"regenerate the map pages (`loremap index`) and commit them:\n{changed}"
