@@ -182,3 +182,21 @@ def test_the_mcp_server_and_the_hooks_say_so_and_set_it_aside_too(noted, monkeyp
     assert len(list(index.parent.glob("index.sqlite.corrupt-*"))) == 2
     assert "Ledger bug" in run_cli_process("search", "ledger", "lock", cwd=noted).stdout
     devnull.close()
+
+
+def test_outside_a_project_the_personal_index_is_the_one_set_aside(tmp_path, isolated_home):
+    """The damaged file is found by SQLite's check, not guessed from where the command ran:
+    outside a project the personal notes' own index is the one set aside."""
+    where = tmp_path / "elsewhere"
+    where.mkdir()
+    done = run_cli_process("remember", "--personal", "-t", "preference", "--title",
+                           "Short answers", "-m", "Answer in one paragraph.", cwd=where)
+    assert done.returncode == 0, done.stderr
+    assert run_cli_process("list", cwd=where).returncode == 0
+    index = isolated_home / "loremap" / "cache" / "personal-index.sqlite"
+    assert index.is_file()
+    damage(index)
+    failed = run_cli_process("list", cwd=where)
+    assert failed.returncode == 1, failed.stderr
+    assert "it was set aside as personal-index.sqlite.corrupt-" in failed.stderr
+    assert "Short answers" in run_cli_process("list", cwd=where).stdout

@@ -26,7 +26,7 @@ from loremap.memory.service import Memory
 from loremap.store.sqlite import SqliteStore, set_aside
 from loremap.text import Analyzer
 from loremap.vault.layout import Vault
-from loremap.vault.project import INDEX_FILE, check_project, scaffold
+from loremap.vault.project import INDEX_FILE, PERSONAL_INDEX_FILE, check_project, scaffold
 
 if TYPE_CHECKING:
     from loremap.codemap.index import IndexReport
@@ -88,7 +88,7 @@ class App:
         languages = settings.get_list("text.languages")
         analyzer = Analyzer(languages)
         index = (loremap_dir / INDEX_FILE if loremap_dir is not None
-                 else user.cache / "personal-index.sqlite")
+                 else user.cache / PERSONAL_INDEX_FILE)
         notices: list[str] = []
         url = settings.get_str("store.url")
         store: IndexStore

@@ -44,7 +44,6 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-
 def progress(args: argparse.Namespace, label: str) -> Callable[[int, int], None] | None:
     """The progress bar of a long command: drawn on stderr when it is a terminal, never with
     `--json` or `--quiet` (one drawing for every command: `codemap.index.tty_progress`)."""

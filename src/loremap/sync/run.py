@@ -401,7 +401,8 @@ class Sync:
     def _apply_files(self, item: _Ready) -> None:
         """The files' side of one step (after the database committed)."""
         step = item.step
-        if item.remote is not None and (step.op == WRITE or step.winner == DATABASE):
+        if _writes_file(item):
+            assert item.remote is not None  # _writes_file says so
             fs.atomic_write(self.vault.writable(step.id), item.remote)
         elif step.op == DELETE:
             self.vault.delete(step.id)
@@ -420,11 +421,15 @@ class Sync:
         return doc, kept
 
 
+def _writes_file(item: _Ready) -> bool:
+    """Whether a step writes the database's text into a note file here."""
+    step = item.step
+    return item.remote is not None and (step.op == WRITE or step.winner == DATABASE)
+
+
 def _touches_files(item: _Ready) -> bool:
     """Whether a step writes or deletes a note file here (`Sync._apply_files`)."""
-    step = item.step
-    return (item.remote is not None and (step.op == WRITE or step.winner == DATABASE)
-            or step.op == DELETE)
+    return _writes_file(item) or item.step.op == DELETE
 
 
 def _bar(bars: Bars | None, label: str) -> Progress | None:

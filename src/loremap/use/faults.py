@@ -23,12 +23,26 @@ def explain(exc: BaseException, cwd: Path, environ: Mapping[str, str]) -> str | 
                 "again")
     if not is_damaged(exc):
         return None
-    from loremap.config import LOREMAP_DIR, find_project_root
+    damaged = _damaged(cwd, environ)
+    if not damaged:
+        return f"the index is damaged ({exc}); run `loremap doctor --fix`"
+    aside = ", ".join(set_aside(index).name for index in damaged)
+    return (f"the index was damaged ({exc}): it was set aside as {aside} and the next "
+            "command rebuilds it from the notes; run this one again")
+
+
+def _damaged(cwd: Path, environ: Mapping[str, str]) -> list[Path]:
+    """The index files a command here may have read that are damaged: the project's and the
+    personal notes' own (`App` opens either or both), each as SQLite's quick check finds it.
+    A row whose text no longer decodes passes that check: then the first of them, the one the
+    command read first (the project's in a project)."""
+    from loremap.config import LOREMAP_DIR, UserPaths, find_project_root
+    from loremap.store.sqlite.store import damage_of
+    from loremap.vault.project import INDEX_FILE, PERSONAL_INDEX_FILE
 
     root = find_project_root(cwd, environ)
-    index = None if root is None else root / LOREMAP_DIR / "index.sqlite"
-    if index is None or not index.is_file() or environ.get("LOREMAP_DATABASE_URL"):
-        return f"the index is damaged ({exc}); run `loremap doctor --fix`"
-    aside = set_aside(index)
-    return (f"the index was damaged ({exc}): it was set aside as {aside.name} and the next "
-            "command rebuilds it from the notes; run this one again")
+    candidates = [path for path in (
+        None if root is None else root / LOREMAP_DIR / INDEX_FILE,
+        UserPaths.from_env(environ).cache / PERSONAL_INDEX_FILE) if path is not None and
+        path.is_file()]
+    return [path for path in candidates if damage_of(path) is not None] or candidates[:1]

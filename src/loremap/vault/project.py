@@ -17,6 +17,9 @@ from loremap.vault.fs import atomic_write, check_folder, link_target, outside
 from loremap.vault.layout import HANDOFFS_DIR, LOCK_FILE, NOTES_DIR
 
 INDEX_FILE = "index.sqlite"
+# The personal notes' own index, in the user's cache folder: used outside any project, and
+# beside a shared database (whose projects never hold personal notes).
+PERSONAL_INDEX_FILE = "personal-index.sqlite"
 GITIGNORE = """\
 # Derived by loremap; rebuilt from the notes with `loremap reindex`.
 index.sqlite

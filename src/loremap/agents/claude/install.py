@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from loremap.agents.claude.settings import parse_settings, user_settings, user_state
 from loremap.agents.connect.edits import HOOK_PROGRAM, JsonEntry, JsonHooks, ours
-from loremap.agents.connect.programs import in_project, missing, missing_line
+from loremap.agents.connect.programs import beside, in_project, missing, missing_line
 from loremap.agents.files import read_text_or_none, write_with_backup
 from loremap.errors import InvalidInput, NotFound
 
@@ -79,9 +79,9 @@ def targets(scope: str, root: Path | None, environ: Mapping[str, str]) -> Target
 def executable(name: str) -> str:
     """The absolute path of our console script `name`: beside this Python first (a venv or
     pipx install), else on PATH; `NotFound` when it is in neither."""
-    beside = Path(sys.executable).parent / name
-    if beside.is_file():
-        return str(beside)
+    here = beside(name)
+    if here is not None:
+        return str(here)
     found = shutil.which(name)
     if found is None:
         raise NotFound(f"{name} is not installed beside {sys.executable} nor on PATH: install "

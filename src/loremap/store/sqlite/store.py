@@ -9,6 +9,7 @@ so no user text ever reaches `MATCH` as syntax.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -71,12 +72,31 @@ def _no_room(path: Path) -> bool:
 
 def is_full(exc: BaseException) -> bool:
     """Whether `exc` says the disk is full (SQLITE_FULL, or ENOSPC from the file system)."""
-    import errno
-
     code: int | None = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return (code & 0xFF) == sqlite3.SQLITE_FULL
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _quick_check(conn: sqlite3.Connection) -> str | None:
+    try:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return None if rows == [("ok",)] else str(rows[0][0])
+
+
+def damage_of(path: Path) -> str | None:
+    """What SQLite's quick check finds wrong with the index file `path` (opened read-only and
+    alone, as it is: no migration, no set-up), or None when it is sound."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        return _quick_check(conn)
+    finally:
+        conn.close()
 
 
 def set_aside(index: Path) -> Path:
@@ -128,11 +148,7 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
     def damage(self) -> str | None:
         """What SQLite's quick check finds wrong with the index file, or None when it is
         sound (reads every page: for `doctor`, not for every command)."""
-        try:
-            rows = self.conn.execute("PRAGMA quick_check(1)").fetchall()
-        except sqlite3.DatabaseError as exc:
-            return str(exc)
-        return None if rows == [("ok",)] else str(rows[0][0])
+        return _quick_check(self.conn)
 
     def _configure(self) -> None:
         c = self.conn
