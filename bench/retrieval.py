@@ -3,7 +3,7 @@
     python bench/retrieval.py [--only locomo,cosqa,swebench,abstention] [--data DIR]
                               [--config SPEC]
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
-                              [--no-links] [--embedder local] [--baseline bm25|lexical]
+                              [--no-links] [--embedder local] [--baseline bm25|lexical|config:SPEC]
 
 The data is the external eval set in ../shared/eval (see its README; never copied into the
 repository). A dataset that is absent prints one "skipped" line and the run goes on.
@@ -234,6 +234,9 @@ def reference(args: argparse.Namespace, store: SqliteStore, kinds: tuple[str, ..
     if args.baseline == "lexical":
         plain = argparse.Namespace(**{**vars(args), "embedder": ""})
         return ours(store, store.analyzer, kinds, plain, costs)
+    if args.baseline.startswith("config:"):
+        other = argparse.Namespace(**{**vars(args), "config": args.baseline[len("config:"):]})
+        return ours(store, store.analyzer, kinds, other, costs)
     return bm25()
 
 
@@ -785,13 +788,17 @@ def main() -> None:
     parser.add_argument("--engine", choices=("engine", "bm25-fts"), default="engine")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached code indexes")
     parser.add_argument("--no-links", action="store_true", help="LoCoMo: no links between turns")
-    parser.add_argument("--baseline", choices=("bm25", "lexical"), default="bm25",
-                        help="the column beside ours: the plain BM25, or the same engine "
-                             "without vectors (with --embedder: what the vectors add)")
+    parser.add_argument("--baseline", default="bm25",
+                        help="the column beside ours: bm25 (the plain BM25), lexical (the "
+                             "same engine without vectors: with --embedder, what the vectors "
+                             "add) or config:SPEC (the same engine with that SearchConfig "
+                             "spec: what a setting changes, paired)")
     parser.add_argument("--embedder", default="",
                         help="ours with this search.embedder (e.g. local): its vectors are "
                              "kept with the cached indexes")
     args = parser.parse_args()
+    if args.baseline not in ("bm25", "lexical") and not args.baseline.startswith("config:"):
+        parser.error(f"--baseline {args.baseline!r}: use bm25, lexical or config:SPEC")
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = set(chosen) - set(DATASETS)
     if unknown:
@@ -800,7 +807,8 @@ def main() -> None:
     if args.embedder:
         label += f", embedder {args.embedder}"
     base = ("the same engine without vectors (the 'BM25' column)" if args.baseline == "lexical"
-            else "BM25 k1 1.5 b 0.75")
+            else f"the same engine with config {args.baseline[7:]!r} (the 'BM25' column)"
+            if args.baseline.startswith("config:") else "BM25 k1 1.5 b 0.75")
     print(f"loremap bench/retrieval.py — ours: {label}; baseline: {base}; "
           f"Python {sys.version.split()[0]}; data {args.data}")
     analyzer = Analyzer(["en"])

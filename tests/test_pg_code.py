@@ -207,9 +207,10 @@ def floats(store):
     text = {}
     sections = {}
     for terms in QUERIES:
-        query = TextQuery(terms, (1,) * len(terms))
-        text[terms] = store.text_search(query, 10, Filters(), DEFAULT_WEIGHTS)
-        sections[terms] = store.section_search(query, 10)
+        for common in (False, True):  # FTS5's floored IDF and Lucene's
+            query = TextQuery(terms, (1,) * len(terms), common=common)
+            text[terms, common] = store.text_search(query, 10, Filters(), DEFAULT_WEIGHTS)
+            sections[terms, common] = store.section_search(query, 10)
     paths = store.all_file_paths()
     return {
         "ranks": store.file_ranks(),
@@ -236,7 +237,7 @@ def assert_same(lite, pg) -> None:
     assert approx_edges(b["touching"]) == approx_edges(a["touching"])
     assert [(s, d, pytest.approx(w, abs=1e-9)) for s, d, w in b["weighted"]] == a["weighted"]
     assert [r[:3] for r in b["outgoing"]] == [r[:3] for r in a["outgoing"]]
-    for terms in QUERIES:
+    for terms in [(t, common) for t in QUERIES for common in (False, True)]:
         assert [i for i, _ in b["text"][terms]] == [i for i, _ in a["text"][terms]], terms
         assert [s for _, s in b["text"][terms]] == pytest.approx(
             [s for _, s in a["text"][terms]], rel=1e-9), terms

@@ -266,3 +266,48 @@ def test_a_question_of_common_words_searches_the_nodes_holding_them_all(store):
     assert query.all_of and set(query.terms) == {"ledger", "row"}
     assert fts_match(query) in ('"ledger" AND "row"', '"row" AND "ledger"')
     assert engine.rank(Request("ledger row"), render_items=False)
+
+
+def test_a_word_in_most_rows_still_counts_with_lucenes_idf():
+    import math
+    import sqlite3
+
+    from loremap.store.sqlite.search import common_terms
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text)")
+    rows = ["apple apple pear", "apple plum", "apple", "kiwi fig", "fig fig fig plum"]
+    conn.executemany("INSERT INTO t (rowid, text) VALUES (?, ?)", enumerate(rows, start=1))
+
+    def ranked(query: TextQuery) -> list[tuple[int, float]]:
+        if query.common:
+            sql, args = common_terms(conn, "t", query, len(rows))
+        else:
+            sql, args = "SELECT rowid, bm25(t) AS score FROM t WHERE t MATCH ?", [fts_match(query)]
+        return [(r, -s) for r, s in conn.execute(f"SELECT * FROM ({sql}) ORDER BY score, rowid",
+                                                 args)]
+
+    def lucene(row: int, terms: dict[str, int]) -> float:
+        """BM25 as FTS5 computes it (k1 1.2, b 0.75), with ln(1 + ...) for the IDF."""
+        lengths = [len(r.split()) for r in rows]
+        words = rows[row - 1].split()
+        score = 0.0
+        for term, repeats in terms.items():
+            hits = sum(term in r.split() for r in rows)
+            idf = math.log1p((len(rows) - hits + 0.5) / (hits + 0.5))
+            tf = words.count(term)
+            norm = 1.2 * (0.25 + 0.75 * len(words) / (sum(lengths) / len(rows)))
+            score += repeats * idf * tf * 2.2 / (tf + norm)
+        return score
+
+    # "apple" is in 3 rows of 5: FTS5 floors its IDF, so a row holding only "plum" outranks
+    # one holding "apple" twice and "plum" not at all, and "apple" alone scores ~0.
+    floored = ranked(TextQuery(("apple", "plum"), (1, 1)))
+    assert floored[0][0] in (2, 5) and dict(floored)[3] < 1e-5
+    common = ranked(TextQuery(("apple", "plum"), (1, 2), common=True))
+    assert [r for r, _ in common] == sorted(
+        (1, 2, 3, 5), key=lambda r: (-lucene(r, {"apple": 1, "plum": 2}), r))
+    for row, score in common:
+        assert score == pytest.approx(lucene(row, {"apple": 1, "plum": 2}), rel=1e-9)
+    # A term no row holds adds nothing and costs no statement part.
+    assert ranked(TextQuery(("durian",), (1,), common=True)) == []

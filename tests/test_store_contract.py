@@ -102,8 +102,8 @@ def fill(store, notes=CORPUS):
                               f"---\nid: {n.id}\n---\n{n.body}\n")
 
 
-def q(*terms, all_of=False, repeats=None):
-    return TextQuery(terms, tuple(repeats or (1,) * len(terms)), all_of)
+def q(*terms, all_of=False, repeats=None, common=False):
+    return TextQuery(terms, tuple(repeats or (1,) * len(terms)), all_of, common=common)
 
 
 def test_notes_round_trip_with_stamps_lists_and_deletes(open_store):
@@ -394,8 +394,9 @@ def test_bm25_scores_equal_sqlite_fts5_term_for_term(pg, tmp_path):
         fill(lite)
         fill(shared)
         weights = (5.0, 1.0, 3.0, 6.0, 2.0, 1.0)
-        for query in (q("price"), q("price", "total"), q("price", repeats=(3,)),
-                      q("cache", "format", "switch"), q("price", "cent", all_of=True)):
+        queries = [q("price"), q("price", "total"), q("price", repeats=(3,)),
+                   q("cache", "format", "switch"), q("price", "cent", all_of=True)]
+        for query in [*queries, *(x._replace(common=True) for x in queries)]:
             a = lite.text_search(query, 10, Filters(statuses=()), weights)
             b = shared.text_search(query, 10, Filters(statuses=()), weights)
             assert [i for i, _ in a] == [i for i, _ in b], query

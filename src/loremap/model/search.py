@@ -66,9 +66,14 @@ class TextQuery(NamedTuple):
     """A full-text query as analyzer tokens: each term with how many times it counts (a term
     the question repeats weighs that many times), any of them (`all_of` False) or all;
     `columns` (indexes of the text columns: 0 title, 1 body, 2 tags, 3 symbols, 4 path,
-    5 content) restricts the match to those columns."""
+    5 content) restricts the match to those columns. `common` scores a term held by more
+    than half the nodes too (IDF ln(1 + (N - n + 0.5) / (n + 0.5)), Lucene's); without it
+    the score is FTS5's `bm25()`, whose IDF ln((N - n + 0.5) / (n + 0.5)) is floored at 1e-6,
+    so in a small project a question's common words count for nothing. An `all_of`
+    query keeps FTS5's score (its terms are all common, so they weigh alike either way)."""
 
     terms: tuple[str, ...]
     repeats: tuple[int, ...]
     all_of: bool = False
     columns: tuple[int, ...] = ()
+    common: bool = False

@@ -31,6 +31,7 @@ class SearchConfig(NamedTuple):
     max_terms: int = 64  # a long query keeps its terms of highest tf x IDF
     query_tf: int = 10  # a term repeated in the question counts up to this many times
     max_postings: int = 4000  # the commonest terms are dropped beyond this many postings
+    common_idf: bool = True  # a word in half the nodes or more still counts (Lucene's IDF)
     seeds: int = 5  # how many top bm25/entity hits seed the PPR walk
     alpha: float = 0.3  # PPR restart probability: higher stays closer to the seeds
     pushes: int = 20  # PPR forward pushes at most (bounds its work whatever the graph)

@@ -2,7 +2,8 @@
 `store/sqlite/search.py`, with BM25 computed in SQL from the stored term statistics.
 
 The score is FTS5's `bm25()`, term for term: for each query term (a term the question repeats
-counts that many times) IDF = ln((N - n + 0.5) / (n + 0.5)) (1e-6 when not positive), the
+counts that many times) IDF = ln((N - n + 0.5) / (n + 0.5)) (1e-6 when not positive; with
+`TextQuery.common`, ln(1 + (N - n + 0.5) / (n + 0.5)), as the SQLite store scores it then), the
 term's frequency in a node is the column-weighted sum of its counts, and the length
 normalisation uses the node's length in tokens over the average (k1 = 1.2, b = 0.75). N, n and
 the average come from `counters` and `postings`, so the same index ranks the same on both
@@ -25,13 +26,16 @@ def _weighted_terms(project: str, query: TextQuery, rows: str, tokens: str, post
                     inside: str) -> tuple[str, list[object]]:
     """`WITH k (rows, avgdl), q (term, rep, idf)`: the counters `rows` and `tokens`, and each
     query term's IDF from its exact count n in `postings` (aliased p, restricted by `inside`):
-    FTS5's ln((N - n + 0.5) / (n + 0.5)), 1e-6 when not positive. One statement reads one
-    snapshot, so the counters and the counts agree under concurrent writers (N is still
-    taken as at least n, so a counter out of step can never take the log of a negative).
+    FTS5's ln((N - n + 0.5) / (n + 0.5)), 1e-6 when not positive, or with `query.common`
+    (unless `all_of`, as on SQLite) Lucene's ln(1 + (N - n + 0.5) / (n + 0.5)). One statement
+    reads one snapshot, so the counters and the counts agree under concurrent writers (N is
+    still taken as at least n, so a counter out of step can never take the log of a
+    negative).
     Returns the SQL and its parameters."""
     repeats: dict[str, int] = {}
     for term, times in zip(query.terms, query.repeats, strict=True):
         repeats[term] = repeats.get(term, 0) + times
+    plus = " + 1" if query.common and not query.all_of else ""
     # MATERIALIZED: inlined, the per-term counts would run again for every posting joined.
     return (
         "WITH k AS MATERIALIZED (SELECT c.rows, CASE WHEN c.rows > 0 THEN c.tokens / c.rows "
@@ -43,7 +47,7 @@ def _weighted_terms(project: str, query: TextQuery, rows: str, tokens: str, post
         "FROM unnest(%s::text[], %s::int[]) AS u(term, rep)), "
         "q AS MATERIALIZED (SELECT h.term, h.rep, CASE WHEN x.v > 0 THEN x.v ELSE 1e-6 END "
         "AS idf FROM h, k, LATERAL (SELECT CASE WHEN k.rows > 0 THEN ln((greatest(k.rows, "
-        "h.hits) - h.hits + 0.5) / (h.hits + 0.5)) ELSE 0 END AS v) x)",
+        f"h.hits) - h.hits + 0.5) / (h.hits + 0.5){plus}) ELSE 0 END AS v) x)",
         [project, project, project, list(repeats), list(repeats.values())])
 
 

@@ -9,6 +9,7 @@ will throw away.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 
@@ -76,6 +77,49 @@ def where(filters: Filters, prefix: str = "n.") -> tuple[str, list[object]]:
     return sql, params
 
 
+def idf_gain(rows: int, hits: int) -> float:
+    """How many times more a term held by `hits` of `rows` rows counts with Lucene's IDF,
+    ln(1 + (N - n + 0.5) / (n + 0.5)), than in FTS5's `bm25()`, whose ln((N - n + 0.5) /
+    (n + 0.5)) is floored at 1e-6 (FTS5's own floor: a term in half the rows or more)."""
+    rows = max(rows, hits)
+    ratio = (rows - hits + 0.5) / (hits + 0.5)
+    fts = math.log(ratio)
+    return math.log1p(ratio) / (fts if fts > 0 else 1e-6)
+
+
+def common_terms(conn: sqlite3.Connection, table: str, query: TextQuery, rows: int,
+                 weights: str = "") -> tuple[str, list[object]]:
+    """A `(rowid, score)` select of `table`'s rows matching `query`, scored as FTS5's bm25()
+    (negative, best lowest) with Lucene's IDF (see `TextQuery.common`), and its parameters.
+
+    FTS5 sums its score over the query's phrases, each term's part being its IDF times a
+    factor of its frequency and the row's length; so each term is matched alone, its score
+    scaled by `idf_gain` (and by its repeats), and the parts summed per row. `rows` must be
+    the table's row count, as FTS5 counts it; `weights` the bm25() column weights (", 5.0,
+    ..."). Each term's postings are read twice (counted, then ranked) where the OR query reads
+    them once; `all_of` queries keep FTS5's score.
+    """
+    repeats: dict[str, int] = {}
+    for term, times in zip(query.terms, query.repeats, strict=True):
+        repeats[term] = repeats.get(term, 0) + max(1, times)
+    parts, args = [], []
+    for term, times in repeats.items():
+        match = fts_match(TextQuery((term,), (1,), columns=query.columns))
+        hits = int(conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
+                                (match,)).fetchone()[0])
+        if not hits:
+            continue
+        parts.append(f"SELECT rowid, bm25({table}{weights}) * ? AS score FROM {table} "
+                     f"WHERE {table} MATCH ?")
+        args += [times * idf_gain(rows, hits), match]
+    if len(parts) <= 1:  # one part alone: in an aggregate, SQLite would flatten it away
+        return (parts[0] if parts else f"SELECT rowid, 0.0 AS score FROM {table} WHERE 0"), args
+    # A compound select is never flattened into the aggregate around it: each bm25() runs
+    # where its MATCH is.
+    return ("SELECT rowid, sum(score) AS score FROM (" + " UNION ALL ".join(parts)
+            + ") GROUP BY rowid"), args
+
+
 class SearchTables:
     """Mixin of `SqliteStore`: the reads of the search engine."""
 
@@ -110,36 +154,48 @@ class SearchTables:
             return []
         match = fts_match(query)
         pool = max(limit * 4, 50)
-        hits = self._text(match, limit, pool, filters, weights)
+        hits = self._text(query, limit, pool, filters, weights)
         if len(hits) < limit:
             count = int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
                                           (match,)).fetchone()[0])
             if count > pool:
-                hits = self._text(match, limit, None, filters, weights)
+                hits = self._text(query, limit, None, filters, weights)
         return hits
 
-    def _text(self, match: str, limit: int, pool: int | None, filters: Filters,
+    def _text(self, query: TextQuery, limit: int, pool: int | None, filters: Filters,
               weights: Sequence[float]) -> list[tuple[str, float]]:
         cond, params = where(filters)
+        match = fts_match(query)
         ws = ", ".join(repr(float(w)) for w in weights)
+        if query.common and not query.all_of:
+            scored, args = common_terms(self.conn, "fts", query, self.node_count(), f", {ws}")
+        else:
+            scored, args = f"SELECT rowid, bm25(fts, {ws}) AS score FROM fts WHERE fts MATCH ?", \
+                [match]
         sql = (
-            f"WITH top AS (SELECT rowid, bm25(fts, {ws}) AS score FROM fts "
-            f"WHERE fts MATCH ? ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
+            f"WITH top AS (SELECT rowid, score FROM ({scored}) "
+            f"ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
             f"SELECT n.id, top.score FROM top JOIN nodes n ON n.rowid = top.rowid WHERE 1{cond} "
             "ORDER BY top.score, n.id LIMIT ?"
         )
-        args = [match, *([pool] if pool else []), *params, limit]
+        args = [*args, *([pool] if pool else []), *params, limit]
         return [(r[0], -float(r[1])) for r in self.conn.execute(sql, args)]
 
     def section_search(self, query: TextQuery, limit: int) -> list[tuple[str, int, float]]:
         """(file, first line, score) of the best-matching sections of code, best first."""
         if not query.terms:
             return []
-        match = fts_match(query)
+        if query.common and not query.all_of:
+            # One section is one row of `chunks`; FTS5 counts its rows the same way.
+            rows = int(self.conn.execute("SELECT count(*) FROM sections").fetchone()[0])
+            scored, args = common_terms(self.conn, "chunks", query, rows)
+        else:
+            scored = "SELECT rowid, bm25(chunks) AS score FROM chunks WHERE chunks MATCH ?"
+            args = [fts_match(query)]
         return [(r[0], int(r[1]), -float(r[2])) for r in self.conn.execute(
-            "WITH top AS (SELECT rowid, bm25(chunks) AS score FROM chunks WHERE chunks MATCH ? "
-            "ORDER BY score LIMIT ?) SELECT s.file, s.line, top.score FROM top JOIN sections s "
-            "ON s.rowid = top.rowid ORDER BY top.score, s.rowid", (match, limit))]
+            f"WITH top AS (SELECT rowid, score FROM ({scored}) ORDER BY score LIMIT ?) "
+            "SELECT s.file, s.line, top.score FROM top JOIN sections s "
+            "ON s.rowid = top.rowid ORDER BY top.score, s.rowid", (*args, limit))]
 
     def nodes(self, ids: Iterable[str], filters: Filters | None = None) -> dict[str, NodeRow]:
         """The nodes among `ids` that pass `filters` (all of them without)."""
