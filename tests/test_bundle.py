@@ -42,7 +42,7 @@ def test_the_bundle_holds_the_manifest_the_code_and_no_bytecode(bundle, tmp_path
     assert manifest["server"]["mcp_config"]["env"] == {
         "LOREMAP_PROJECT_DIR": "${user_config.project}"}
     assert [t["name"] for t in manifest["tools"]] == [
-        "recall", "remember", "read", "map", "handoff", "forget", "related"]
+        "recall", "remember", "read", "map", "handoff", "forget", "outcome", "related"]
     # The dependencies are loremap's own, without the extras.
     assert '"mcp<3,>=2.3"' in project and "numpy" not in project and "pytest" not in project
     # Built twice from the same code: the same bytes.

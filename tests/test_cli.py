@@ -211,10 +211,12 @@ def test_an_unexpected_error_exits_3_and_names_the_log(project, cli, monkeypatch
 
 def test_show_json_carries_unknown_keys_and_hashes(project, cli):
     (project / ".loremap" / "notes" / "procedure-deploy.md").write_text(
-        "---\nid: procedure-deploy\ntype: procedure\ntitle: Deploy\nsuccesses: 4\n"
-        "file_hashes: {src/auth/login.ts: abc123}\n---\nRun make deploy.\n", encoding="utf-8")
+        "---\nid: procedure-deploy\ntype: procedure\ntitle: Deploy\nreviews: 4\n"
+        "successes: 2\nfile_hashes: {src/auth/login.ts: abc123}\n---\nRun make deploy.\n",
+        encoding="utf-8")
     note = json.loads(cli("show", "procedure-deploy", "--json").out)["note"]
-    assert note["extra"] == {"successes": 4}
+    assert note["extra"] == {"reviews": 4}
+    assert (note["successes"], note["failures"]) == (2, 0)
     assert note["file_hashes"] == {"src/auth/login.ts": "abc123"}
 
 

@@ -35,6 +35,7 @@ RUNS = {
     "embed status": ["embed", "status"],
     "completions SHELL": ["completions", "bash"],
     "bundle": ["bundle", "-o", "{tmp}/loremap.mcpb"],
+    "outcome": ["outcome", "procedure-renew-the-login-token", "success"],
     "forget": ["forget", "bug-login-breaks-on-expiry"],
 }
 
@@ -54,6 +55,10 @@ def test_every_json_object_starts_with_its_version_and_holds_the_documented_keys
     assert set(RUNS) <= set(table), set(RUNS) - set(table)
     for name, argv in RUNS.items():
         argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+        if name == "outcome":  # a procedure to count an outcome of
+            assert run_cli_process("remember", "-t", "procedure", "--title",
+                                   "Renew the login token", "-m", "Call refresh.",
+                                   cwd=repo).returncode == 0
         done = run_cli_process(*argv, "--json", cwd=repo)
         assert done.returncode == 0, (name, done.stderr)
         data = json.loads(done.stdout)

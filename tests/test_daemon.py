@@ -442,7 +442,8 @@ def test_an_mcp_session_through_the_daemon_is_the_sdk_server(noted, env, daemon,
 
     before = requests(env)
     ids, seen = anyio.run(main)
-    assert seen == [["recall", "remember", "read", "map", "handoff", "forget", "related"]] * 2
+    assert seen == [["recall", "remember", "read", "map", "handoff", "forget", "outcome",
+                     "related"]] * 2
     assert len(set(ids)) == 8
     assert set(ids) <= {p.stem for p in (noted / ".loremap" / "notes").glob("*.md")}
     assert requests(env) >= before + 3  # two sessions went through the daemon

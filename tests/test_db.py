@@ -48,8 +48,16 @@ def connect(url: str, **kwargs: str) -> Any:
     return psycopg.connect(url, autocommit=True, **kwargs)
 
 
+def back_to_schema_4(conn: Any) -> None:
+    """Undo migration 5 (the track record's columns), in the caller's transaction."""
+    conn.execute("ALTER TABLE nodes DROP COLUMN successes, DROP COLUMN failures")
+    conn.execute("DELETE FROM loremap_migrations WHERE version > 4")
+
+
 def back_to_schema_3(conn: Any) -> None:
-    """Undo migration 4 (vectors by chunk, `vector_models`), in the caller's transaction."""
+    """Undo migrations 5 and 4 (vectors by chunk, `vector_models`), in the caller's
+    transaction."""
+    back_to_schema_4(conn)
     conn.execute("DROP TABLE vector_models")
     conn.execute("DROP INDEX vectors_node")
     conn.execute("ALTER TABLE vectors DROP CONSTRAINT vectors_pkey, "

@@ -31,7 +31,8 @@ yaml_extra = st.dictionaries(
     st.from_regex(r"[a-z][a-z_]{0,12}", fullmatch=True).filter(
         lambda k: k not in {"id", "type", "title", "status", "files", "links", "supersedes",
                             "superseded_by", "tags", "aliases", "recorded_at", "valid_from",
-                            "valid_to", "commit", "file_hashes", "source", "archived_reason"}),
+                            "valid_to", "commit", "file_hashes", "source", "archived_reason",
+                            "successes", "failures"}),
     st.one_of(st.integers(), st.booleans(), line_text, st.lists(st.integers(), max_size=3)),
     max_size=3,
 )
@@ -65,6 +66,8 @@ notes = st.builds(
                                 max_size=2),
     source=st.sampled_from(Source),
     archived_reason=st.one_of(st.none(), line_text),
+    successes=st.integers(0, 10**9),
+    failures=st.integers(0, 10**9),
     extra=yaml_extra,
 )
 
@@ -113,11 +116,24 @@ def test_yaml_scalars_are_normalised_on_read():
 
 def test_unknown_keys_survive_a_round_trip_in_order():
     text = ("---\nid: concept-x\ntype: concept\ntitle: X\nzeta: 1\nalpha:\n  nested: [a, b]\n"
-            "successes: 4\n---\nBody.\n")
+            "reviews: 4\n---\nBody.\n")
     note = parse_note(text, "concept-x.md")
     again = parse_note(render_note(note)[0], "concept-x.md")
-    assert list(again.extra) == ["zeta", "alpha", "successes"]
-    assert again.extra == {"zeta": 1, "alpha": {"nested": ["a", "b"]}, "successes": 4}
+    assert list(again.extra) == ["zeta", "alpha", "reviews"]
+    assert again.extra == {"zeta": 1, "alpha": {"nested": ["a", "b"]}, "reviews": 4}
+
+
+def test_a_track_record_is_two_whole_numbers_and_a_bad_counter_names_its_line():
+    head = "---\nid: procedure-x\ntype: procedure\ntitle: X\n"
+    note = parse_note(head + "successes: 47\nfailures: 3\n---\nBody.\n", "x.md")
+    assert (note.successes, note.failures, dict(note.extra)) == (47, 3, {})
+    assert parse_note(render_note(note)[0], "x.md") == note
+    assert "successes" not in render_note(note._replace(successes=0, failures=0))[0]
+    assert parse_note(head + "successes:\n---\nBody.\n", "x.md").successes == 0
+    for bad in ("-1", "2.5", "many", "1e3", "[1, 2]", "'٣'", "1000000001"):
+        with pytest.raises(MalformedNote, match=r"x\.md:5: 'failures' must be a") as caught:
+            parse_note(head + f"failures: {bad}\n---\nBody.\n", "x.md")
+        assert "\n" not in str(caught.value)
 
 
 def test_the_links_section_is_regenerated_from_the_frontmatter():

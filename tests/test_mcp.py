@@ -21,7 +21,7 @@ from loremap.mcp.projects import Projects
 from loremap.mcp.server import INSTRUCTIONS, build_server
 from loremap.text import estimate_tokens
 
-LEAN = ["recall", "remember", "read", "map", "handoff", "forget", "related"]
+LEAN = ["recall", "remember", "read", "map", "handoff", "forget", "outcome", "related"]
 TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"  # a GitHub token shape (fake)
 
 
@@ -96,7 +96,7 @@ def _titles(schema: Any, in_properties: bool = False) -> bool:
     return isinstance(schema, list) and any(_titles(v) for v in schema)
 
 
-def test_the_lean_catalogue_lists_seven_short_tools_that_refuse_unknown_arguments(shop):
+def test_the_lean_catalogue_lists_eight_short_tools_that_refuse_unknown_arguments(shop):
     async def body(c: Client) -> types.ListToolsResult:
         return await c.list_tools()
 

@@ -154,7 +154,8 @@ def test_a_serve_process_answers_over_stdio(project):
             return names, written, recalled
 
     names, written, recalled = anyio.run(main)
-    assert names == ["recall", "remember", "read", "map", "handoff", "forget", "related"]
+    assert names == ["recall", "remember", "read", "map", "handoff", "forget", "outcome",
+                     "related"]
     assert written.startswith("created gotcha-coupons-apply-after-the-cart-total")
     assert "[gotcha] Coupons apply after the cart total" in recalled
 
@@ -527,7 +528,7 @@ def test_the_mcp_inspector_lists_the_tools_and_calls_recall(project, isolated_ho
 
     listed = inspect("--method", "tools/list")
     assert [t["name"] for t in listed["tools"]] == ["recall", "remember", "read", "map",
-                                                    "handoff", "forget", "related"]
+                                                    "handoff", "forget", "outcome", "related"]
     called = inspect("--method", "tools/call", "--tool-name", "recall",
                      "--tool-arg", "query=when do coupons apply")
     assert called["isError"] is False

@@ -19,6 +19,7 @@ NOTE_TYPES = ("decision", "bug", "gotcha", "concept", "procedure", "error", "epi
 STATUSES = ("active", "superseded", "archived", "quarantined")
 SOURCES = ("agent", "human", "import", "auto")
 KINDS = ("note", "file", "module")
+OUTCOMES = ("success", "failure")
 
 COMMANDS: dict[str, str] = {
     "init": "create .loremap/ in this repository and build the index",
@@ -30,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "search": "recall notes and code for a question, within a token budget",
     "eval": "score the search on a dataset of questions with known answers",
     "forget": "archive a note, or delete it with --purge",
+    "outcome": "count whether following a procedure worked (success) or not (failure)",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
@@ -180,6 +182,13 @@ def _forget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", help="why it is forgotten (kept in the note)")
     p.add_argument("--purge", action="store_true",
                    help="delete the file and every index row of it")
+
+
+def _outcome(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the procedure's note id")
+    p.add_argument("result", choices=OUTCOMES, help="what following it did")
+    p.add_argument("--note", "-m", metavar="TEXT",
+                   help="what happened, one line (added to the note's Outcomes section)")
 
 
 def _handoff(p: argparse.ArgumentParser) -> None:
@@ -365,6 +374,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "search": _search,
     "eval": _eval,
     "forget": _forget,
+    "outcome": _outcome,
     "handoff": _handoff,
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",

@@ -56,6 +56,12 @@ class ForgetArgs(NamedTuple):
     purge: bool = False
 
 
+class OutcomeArgs(NamedTuple):
+    id: str
+    result: str  # success | failure
+    note: str | None = None
+
+
 class RelatedArgs(NamedTuple):
     target: str
     limit: int = 50
@@ -71,7 +77,7 @@ class StatsArgs(NamedTuple):
 
 
 ToolArgs = (RecallArgs | RememberArgs | ReadArgs | MapArgs | HandoffArgs | ForgetArgs
-            | RelatedArgs | TimelineArgs | StatsArgs)
+            | OutcomeArgs | RelatedArgs | TimelineArgs | StatsArgs)
 Raw = Mapping[str, Any]
 
 
@@ -111,6 +117,7 @@ PARSERS: dict[str, Callable[[Raw], ToolArgs]] = {
     "handoff": _handoff,
     "forget": lambda raw: ForgetArgs(raw["id"], raw.get("reason") or None,
                                      bool(raw.get("purge"))),
+    "outcome": lambda raw: OutcomeArgs(raw["id"], raw["result"], raw.get("note") or None),
     "related": lambda raw: RelatedArgs(raw["target"], int(raw.get("limit") or 50)),
     "timeline": lambda raw: TimelineArgs(raw.get("since") or None,
                                          int(raw.get("commits") or 10)),
@@ -118,7 +125,8 @@ PARSERS: dict[str, Callable[[Raw], ToolArgs]] = {
 }
 RECORDS: dict[str, type[NamedTuple]] = {
     "recall": RecallArgs, "remember": RememberArgs, "read": ReadArgs, "map": MapArgs,
-    "handoff": HandoffArgs, "forget": ForgetArgs, "related": RelatedArgs,
+    "handoff": HandoffArgs, "forget": ForgetArgs, "outcome": OutcomeArgs,
+    "related": RelatedArgs,
     "timeline": TimelineArgs, "stats": StatsArgs,
 }
 FACT_FIELDS = ("type", "title", "body", "files", "links", "supersedes", "tags")

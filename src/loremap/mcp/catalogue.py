@@ -118,6 +118,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         _object({"id": _str("note id", 200), "reason": _str(max_length=2000),
                  "purge": {"type": "boolean"}}, ("id",)),
         read_only=False, destructive=True),
+    ToolSpec("outcome", (
+        "After following a procedure from memory, report whether it worked: recall ranks "
+        "procedures by their track record."),
+        _object({"id": _str("the procedure's note id", 200),
+                 "result": {"enum": ["success", "failure"]},
+                 "note": _str("what happened, one line", 2000)}, ("id", "result")),
+        read_only=False),
     ToolSpec("related", (
         "What a note or file is connected to: links, files, imports, importers, co-changed "
         "files and notes."),

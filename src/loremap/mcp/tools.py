@@ -16,6 +16,7 @@ from loremap.mcp.args import (
     ForgetArgs,
     HandoffArgs,
     MapArgs,
+    OutcomeArgs,
     ReadArgs,
     RecallArgs,
     RelatedArgs,
@@ -94,6 +95,13 @@ def forget(app: App, args: ForgetArgs) -> str:
     return "\n".join([f"{verb} {done.id} ({done.path})", *_noted(done.warnings, "warning")])
 
 
+def outcome(app: App, args: OutcomeArgs) -> str:
+    done = notes.outcome(app, args.id, args.result, SERVER, args.note)
+    return "\n".join([f"{args.result} counted for {done.id}: worked {done.successes} of "
+                      f"{done.successes + done.failures} times reported",
+                      *_noted(done.warnings, "warning")])
+
+
 def related(app: App, args: RelatedArgs) -> str:
     from loremap.use.code import related as run
 
@@ -163,6 +171,8 @@ def call(app: App, args: ToolArgs) -> str:
             return handoff(app, args)
         case ForgetArgs():
             return forget(app, args)
+        case OutcomeArgs():
+            return outcome(app, args)
         case RelatedArgs():
             return related(app, args)
         case TimelineArgs():

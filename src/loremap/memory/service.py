@@ -73,6 +73,20 @@ def guarded(note: Note, text: str) -> Note:
     return note._replace(status=Status.QUARANTINED) if scan(text) else note
 
 
+OUTCOMES_HEADING = "## Outcomes"
+MAX_OUTCOME_TEXT = 2_000  # characters of one outcome's note
+
+
+def with_outcome(body: str, line: str) -> str:
+    """`body` with `line` added to its `## Outcomes` section, the section started at the end
+    when the body has none last."""
+    lines = body.rstrip().splitlines()
+    headings = [i for i, text in enumerate(lines) if text.startswith("## ")]
+    if headings and lines[headings[-1]].strip() == OUTCOMES_HEADING:
+        return "\n".join([*lines, line])
+    return "\n".join([*lines, "", OUTCOMES_HEADING, line]).strip()
+
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -494,6 +508,46 @@ class Memory:
                    ) -> list[IndexedNote]:
         return self.store.list_notes([NoteType.parse(t).value for t in types],
                                      [Status.parse(s).value for s in statuses])
+
+    def record_outcome(self, note_id: str, success: bool, text: str | None = None,
+                       max_body_bytes: int | None = None) -> Note:
+        """Count one success or failure of the procedure `note_id` in its frontmatter (under
+        the vault lock: two reports at once both count), `text` added to its `## Outcomes`
+        section with the day; returns the note as written."""
+        vault = self.vault_of(note_id)
+        line = None
+        if text is not None and text.strip():
+            text = " ".join(text.split())
+            if len(text) > MAX_OUTCOME_TEXT:
+                raise InvalidInput(f"the outcome's note is {len(text):,} characters; keep it "
+                                   f"under {MAX_OUTCOME_TEXT:,} (nothing was changed)")
+            from loremap.vault.secrets import scan
+
+            found = scan(text)
+            if found:
+                raise SecretFound(f"refused: {found[0].kind} in the outcome's note; remove it "
+                                  "(nothing was changed)")
+            day = self.clock().date().isoformat()
+            line = f"- {day} {'success' if success else 'failure'}: {text}"
+        with self._files_and_index(vault) as batches:
+            note = vault.read(note_id).note
+            if note.type is not NoteType.PROCEDURE:
+                raise InvalidInput(f"'{note_id}' is a {note.type.value}: outcomes are recorded "
+                                   "on procedures (nothing was changed)")
+            if note.status is not Status.ACTIVE:
+                raise InvalidInput(f"'{note_id}' is {note.status.value}: record the outcome on "
+                                   "the procedure that replaced it (nothing was changed)")
+            body = note.body
+            if line is not None:
+                body = with_outcome(body, line)
+                if max_body_bytes is not None and len(body.encode("utf-8")) > max_body_bytes:
+                    raise InvalidInput(f"'{note_id}' would be over vault.max_note_bytes "
+                                       f"({max_body_bytes:,}) with this note; record the "
+                                       "outcome without one (nothing was changed)")
+            counted = note._replace(body=body, successes=note.successes + int(success),
+                                    failures=note.failures + int(not success))
+            self._index(self._replace_file(vault, counted, batches))
+        return counted
 
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""

@@ -126,6 +126,9 @@ class Note(NamedTuple):
     file_hashes: Mapping[str, str] = _EMPTY
     source: Source = Source.AGENT
     archived_reason: str | None = None
+    # A procedure's track record: how often following it worked and failed (`loremap outcome`).
+    successes: int = 0
+    failures: int = 0
     extra: Mapping[str, Any] = _EMPTY
 
     def targets(self) -> list[tuple[str, str]]:

@@ -41,6 +41,8 @@ class NodeRow(NamedTuple):
     file_hashes: Mapping[str, str]
     aliases: tuple[str, ...]
     rank: float
+    successes: int = 0  # a procedure's track record (0 and 0 for every other node)
+    failures: int = 0
 
 
 class Neighbor(NamedTuple):

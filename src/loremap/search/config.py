@@ -47,6 +47,7 @@ class SearchConfig(NamedTuple):
     issue_vectors: float = 0.0  # the vector lists' weight for a pasted issue, times theirs
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     aside: float = 0.5  # share of its score a test, example or docs file keeps (aside.py)
+    track: float = 1.0  # how much a procedure's track record moves it (track.py; 0: not)
     issue: tuple[float, ...] = DEFAULT_ISSUE  # weight of an issue's title, prose, code, output
 
     @classmethod

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
-from loremap.search import aside, entities, issue, ppr
+from loremap.search import aside, entities, issue, ppr, track
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
@@ -315,9 +315,12 @@ class Engine:
         if len(pooled) >= _POOLED_NOTES or len(bm25) < self.config.pool:
             found = pooled  # the pool already holds the best notes, in their order
         else:
-            found = [i for i, _ in self.store.text_search(
-                self._match(q), self.config.pool, filters._replace(kinds=("note",)),
-                self.config.weights)]
+            hits = self.store.text_search(self._match(q), self.config.pool,
+                                          filters._replace(kinds=("note",)),
+                                          self.config.weights)
+            records = self.store.nodes([i for i, _ in hits if i not in rows])
+            found = [i for i, _ in track.rescore(hits, {**rows, **records},
+                                                 self.config.track)[0]]
         # The second vote is for notes about the question: holding most of its terms (three
         # of a long one's). A note sharing one word of four with it keeps its bm25 place only.
         need = min(len(q.terms) // 2 + 1, _NOTE_TERMS)
@@ -405,6 +408,8 @@ class Engine:
         text = " ".join([request.query, *request.terms])
         bm25 = self._bm25(q, filters)
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
+        # A procedure's track record weighs its relevance (track.py) before any list ranks.
+        bm25, recorded = track.rescore(bm25, rows, self.config.track)
         notes = self._notes(q, filters, bm25, rows)
         found, symbols = self._entities(q.named or text, list(rows.values()),
                                         issue.frames(request.query),
@@ -415,6 +420,8 @@ class Engine:
         why: dict[str, list[str]] = {}
         for hit in hits:
             why.setdefault(hit.id, []).append(hit.why)
+        for node_id in recorded:
+            why.setdefault(node_id, []).append(track.reason(rows[node_id]))
         seeds: dict[str, float] = {}
         # Trigger: a pasted issue. Why: the best text matches of an issue are those of its
         # example and its log, and a walk from them only echoes bm25's top. Outcome: the walk

@@ -15,4 +15,4 @@ from loremap.store.rows import FileRow
 __all__ = ["SCHEMA_VERSION", "CodeStore", "FileRow", "IndexStore", "SearchStore", "Store",
            "VectorStore"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5

@@ -17,7 +17,8 @@ from loremap.model.search import NodeRow
 NOTE_COLUMNS = "id, scope, type, title, status, path, recorded_at, content_hash, mtime_ns, size"
 # The columns of `NodeRow`, in its order (`node_row` builds one from them).
 NODE_COLUMNS = ("id, kind, scope, type, title, body, path, status, recorded_at, valid_from, "
-                "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank")
+                "valid_to, superseded_by, commit_sha, files, file_hashes, aliases, rank, "
+                "successes, failures")
 # The columns of `FileRow`, in its order.
 FILE_COLUMNS = "path, module, language, docstring, rank"
 
@@ -59,4 +60,4 @@ def node_row(row: Sequence[Any], decode: Callable[[Any], Any] = _as_is) -> NodeR
         str(row[0]), str(row[1]), str(row[2]), str(row[3] or ""), str(row[4]), str(row[5]),
         str(row[6]), str(row[7]), _text(row[8]), _text(row[9]), _text(row[10]),
         _text(row[11]), _text(row[12]), tuple(decode(row[13])), dict(decode(row[14])),
-        tuple(decode(row[15])), float(row[16]))
+        tuple(decode(row[15])), float(row[16]), int(row[17]), int(row[18]))

@@ -192,6 +192,39 @@ def forget(app: App, note_id: str, freshness: Freshness, reason: str | None = No
                      warnings + outcome.warnings)
 
 
+class Counted(NamedTuple):
+    """A procedure's track record after one outcome was counted."""
+
+    id: str
+    path: str
+    successes: int
+    failures: int
+    lower_bound: float  # the Wilson lower bound of its success rate (search/track.py)
+    warnings: list[str]
+
+
+OUTCOMES = ("success", "failure")
+
+
+def outcome(app: App, note_id: str, result: str, freshness: Freshness,
+            text: str | None = None) -> Counted:
+    """Count one success or failure of a procedure (its frontmatter's `successes` and
+    `failures`), with an optional line of what happened; recall ranks procedures by it."""
+    from loremap.search.track import lower_bound
+
+    note_id = check_id(note_id.strip())
+    if result not in OUTCOMES:
+        raise InvalidInput(f"unknown outcome {result!r}: use success or failure")
+    warnings = refresh(app, freshness)
+    if not any(v.exists(note_id) for v in app.memory.vaults):
+        _fetch_shared(app, note_id, warnings)
+    note = app.memory.record_outcome(note_id, result == "success", text,
+                                     app.settings.get_int("vault.max_note_bytes"))
+    vault = app.memory.vault_of(note_id)
+    return Counted(note_id, vault.display(vault.path_for(note_id)), note.successes,
+                   note.failures, lower_bound(note.successes, note.failures), warnings)
+
+
 def _fetch_shared(app: App, note_id: str, warnings: list[str]) -> None:
     """Trigger: the note is in the shared database but not in this vault. Why: `list` and
     `search` show it; saying it does not exist would be wrong. Outcome: fetch it here as

@@ -67,7 +67,9 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _SCALAR_KEYS = ("id", "type", "title", "status", "supersedes", "superseded_by", "recorded_at",
                 "valid_from", "valid_to", "commit", "source", "archived_reason")
 _LIST_KEYS = ("files", "tags", "aliases")
-KNOWN_KEYS = frozenset((*_SCALAR_KEYS, *_LIST_KEYS, "links", "file_hashes"))
+_COUNT_KEYS = ("successes", "failures")
+KNOWN_KEYS = frozenset((*_SCALAR_KEYS, *_LIST_KEYS, *_COUNT_KEYS, "links", "file_hashes"))
+MAX_COUNT = 1_000_000_000  # a counter past this is a typo or an attack, not a track record
 _LINKS_HEADING = "## Links"
 _LINK_LINE = re.compile(r"- [a-z_]+ \[\[.*\]\]")
 _PLAIN_OK = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^\n]*")
@@ -149,6 +151,17 @@ class _Raw:
                      else f"at lines {seen[ident]} and {line}")
             raise self.fail(node, f"duplicate key '{node.value}'{where} {lines}")
         seen[ident] = line
+
+    def count(self, key: str, node: yaml.Node) -> int:
+        """A counter: a whole number from 0 (an empty value is 0)."""
+        value = self.scalar(key, node)
+        if value is None or not value.strip():
+            return 0
+        text = value.strip()
+        if not text.isascii() or not text.isdigit() or int(text) > MAX_COUNT:
+            raise self.fail(node, f"'{key}' must be a whole number from 0 to {MAX_COUNT:,}, "
+                                  f"not {value[:40]!r}")
+        return int(text)
 
     def time(self, key: str, node: yaml.Node) -> str | None:
         """A known date key: an ISO date or timestamp that exists, else an error naming it."""
@@ -323,6 +336,8 @@ def _read_keys(loader: _Loader, node: yaml.MappingNode, path: str,
             known[key] = raw.scalar(key, value_node)
         elif key in _LIST_KEYS:
             known[key] = raw.strings(key, value_node)
+        elif key in _COUNT_KEYS:
+            known[key] = raw.count(key, value_node)
         elif key == "file_hashes":
             known[key] = raw.mapping(key, value_node)
         elif key == "links":
@@ -366,7 +381,8 @@ def parse_note(text: str, path: str) -> Note:
         recorded_at=known.get("recorded_at"), valid_from=known.get("valid_from"),
         valid_to=known.get("valid_to"), commit=known.get("commit"),
         file_hashes=known.get("file_hashes", {}), source=source,
-        archived_reason=known.get("archived_reason"), extra=extra,
+        archived_reason=known.get("archived_reason"), successes=known.get("successes", 0),
+        failures=known.get("failures", 0), extra=extra,
     )
 
 
@@ -480,6 +496,8 @@ def render_frontmatter(note: Note) -> str:
     lines.append(f"source: {note.source.value}")
     if note.archived_reason is not None:
         lines.append(f"archived_reason: {scalar(note.archived_reason)}")
+    if note.successes or note.failures:
+        lines += [f"successes: {note.successes}", f"failures: {note.failures}"]
     text = "\n".join(lines) + "\n" + _extra_yaml(note.extra)
     size = len(text.encode("utf-8", "surrogatepass")) - len("---\n")
     if size > FRONTMATTER_MAX_BYTES:

@@ -234,8 +234,16 @@ def _m4_vector_chunks(conn: Any) -> None:
             conn.execute(statement)
 
 
+def _m5_track_record(conn: Any) -> None:
+    """A procedure's track record on its node (as SQLite's migration 5): the `successes` and
+    `failures` of its frontmatter."""
+    conn.execute("ALTER TABLE nodes ADD COLUMN successes integer NOT NULL DEFAULT 0, "
+                 "ADD COLUMN failures integer NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
-                                                 _m3_owner_functions, _m4_vector_chunks)
+                                                 _m3_owner_functions, _m4_vector_chunks,
+                                                 _m5_track_record)
 
 
 def current_version(conn: Any) -> int:

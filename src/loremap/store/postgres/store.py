@@ -382,7 +382,8 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
             "superseded_by": note.superseded_by, "commit_sha": note.commit,
             "files": list(note.files), "tags": list(note.tags), "aliases": list(note.aliases),
             "file_hashes": dict(note.file_hashes), "content_hash": content_hash,
-            "mtime_ns": mtime_ns, "size": size})
+            "mtime_ns": mtime_ns, "size": size, "successes": note.successes,
+            "failures": note.failures})
         self.execute("DELETE FROM edges WHERE project = %s AND src = %s AND origin IN "
                      "('declared', 'files')", (self.project, note.id))
         edges = {(target, rel, "declared") for rel, target in note.targets()}

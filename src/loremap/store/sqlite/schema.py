@@ -158,8 +158,16 @@ def _m4_vector_chunks(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE vectors_m3")
 
 
+def _m5_track_record(conn: sqlite3.Connection) -> None:
+    """A procedure's track record (`successes`, `failures` of its frontmatter) on its node, so
+    recall can rank by it. A note that held the keys before is counted once its file is
+    indexed again (`loremap reindex`, or any edit)."""
+    conn.execute("ALTER TABLE nodes ADD COLUMN successes INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE nodes ADD COLUMN failures INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _m1_initial, _m2_code_map, _m3_search, _m4_vector_chunks)
+    _m1_initial, _m2_code_map, _m3_search, _m4_vector_chunks, _m5_track_record)
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -212,13 +212,15 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
             note.superseded_by, note.commit, json.dumps(list(note.files)),
             json.dumps(list(note.tags)), content_hash, mtime_ns, size,
             json.dumps(list(note.aliases)), json.dumps(dict(note.file_hashes), sort_keys=True),
+            note.successes, note.failures,
         )
         if row is None:
             cur = c.execute(
                 "INSERT INTO nodes (id, kind, scope, type, title, body, path, status, "
                 "recorded_at, valid_from, valid_to, superseded_by, commit_sha, files, tags, "
-                "content_hash, mtime_ns, size, aliases, file_hashes) VALUES (?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+                "content_hash, mtime_ns, size, aliases, file_hashes, successes, failures) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values)
             rowid = cur.lastrowid
         else:
             rowid = row[0]
@@ -226,7 +228,8 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
                 "UPDATE nodes SET id = ?, kind = ?, scope = ?, type = ?, title = ?, body = ?, "
                 "path = ?, status = ?, recorded_at = ?, valid_from = ?, valid_to = ?, "
                 "superseded_by = ?, commit_sha = ?, files = ?, tags = ?, content_hash = ?, "
-                "mtime_ns = ?, size = ?, aliases = ?, file_hashes = ? WHERE rowid = ?",
+                "mtime_ns = ?, size = ?, aliases = ?, file_hashes = ?, successes = ?, "
+                "failures = ? WHERE rowid = ?",
                 (*values, rowid))
             c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
             c.execute("DELETE FROM vectors WHERE id = ?", (note.id,))
