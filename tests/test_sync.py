@@ -537,3 +537,44 @@ def test_an_empty_list_on_a_database_says_to_push_the_files_here(machines):
     out = a.ok("list")
     assert "no notes in the shared database" in out and "`loremap sync push`" in out
 
+
+
+def test_counts_of_a_procedure_kept_apart_merge_to_the_higher_of_each(machines):
+    a, b = machines("a"), machines("b")
+    note = json.loads(a.ok("remember", "--type", "procedure", "--title", "Deploy the app",
+                           "-m", "make deploy", "--json"))["id"]
+    a.ok("sync", "push")  # the base of both sides
+    b.ok("sync", "pull")
+    for _ in range(3):
+        a.ok("outcome", note, "success")
+    time.sleep(0.05)
+    for _ in range(2):
+        b.ok("outcome", note, "failure")
+    # A's three successes and B's two failures both edited the note: the newer (B's) wins the
+    # conflict, with A's higher success count.
+    report = a.json("sync", "push")
+    assert [c["change"] for c in report["changes"]] == ["conflict"]
+    b.ok("sync", "pull")
+    texts = {m.root.name: (m.notes / f"{note}.md").read_text(encoding="utf-8") for m in (a, b)}
+    assert texts["a"] == texts["b"], texts
+    assert "successes: 3\nfailures: 2\n" in texts["a"]
+    assert live_docs(a.env["LOREMAP_DATABASE_URL"])[note] == texts["a"]
+    recalled = a.json("search", "deploy", "the", "app")["items"][0]
+    assert recalled["id"] == note and "worked 3 of 5 times reported (ranked up)" in \
+        recalled["why"]
+    # A second sync changes nothing, and a re-counted side never doubles: both stay at 3/2.
+    assert a.json("sync", "status")["push"]["changes"] == []
+    assert b.json("sync", "status")["pull"]["changes"] == []
+    # Counted offline here (no database), newer than the database's: this side wins, with the
+    # database's higher failure count.
+    b.ok("outcome", note, "failure")  # 3/3 on the database
+    time.sleep(0.05)
+    for _ in range(2):
+        a.ok("outcome", note, "success", shared=False)  # 5/2 in A's file only
+    report = a.json("sync", "push")
+    assert [(c["change"], c["winner"]) for c in report["changes"]] == [("conflict", "local")]
+    b.ok("sync", "pull")
+    texts = {m.root.name: (m.notes / f"{note}.md").read_text(encoding="utf-8") for m in (a, b)}
+    assert texts["a"] == texts["b"] == live_docs(a.env["LOREMAP_DATABASE_URL"])[note]
+    assert "successes: 5\nfailures: 3\n" in texts["a"]
+    assert a.json("sync", "status")["push"]["changes"] == []

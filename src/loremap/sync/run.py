@@ -30,7 +30,7 @@ from loremap.errors import (
     UnsafePath,
     UserError,
 )
-from loremap.model import check_id
+from loremap.model import Note, check_id
 from loremap.sync.merge_base import Base, base_path
 from loremap.sync.plan import (
     CONFLICT,
@@ -104,12 +104,30 @@ class Report:
 
 class _Ready(NamedTuple):
     """A step whose texts were checked: `loaded` the local note to upload, `local_text` the
-    local text a conflict keeps, `remote` the bytes to write here."""
+    local text a conflict keeps, `remote` the bytes to write here, `merged` the note both
+    sides get when a conflict's winner took the loser's higher counters (`counted`)."""
 
     step: Step
     loaded: LoadedNote | None = None
     local_text: str | None = None
     remote: bytes | None = None
+    merged: LoadedNote | None = None
+
+
+def counted(winner: Note, loser_text: str) -> Note | None:
+    """The winner of a conflict with the higher of each side's `successes` and `failures`
+    (a procedure's track record: two machines that counted outcomes apart keep the larger
+    count of each, never their sum, which a re-import would double); None when the winner
+    holds them already or the loser's text does not parse."""
+    from loremap.vault.frontmatter import parse_note
+
+    try:
+        loser = parse_note(loser_text, "")
+    except MalformedNote:
+        return None
+    merged = winner._replace(successes=max(winner.successes, loser.successes),
+                             failures=max(winner.failures, loser.failures))
+    return None if merged == winner else merged
 
 
 class Sync:
@@ -255,13 +273,32 @@ class Sync:
                     ready.append(_Ready(step, remote=data))
             elif step.op == CONFLICT and step.winner == LOCAL:
                 loaded = self._uploadable(files[step.id], warnings)
-                if loaded is not None:
+                merged = None if loaded is None else counted(loaded.note, remote[step.id].text)
+                if loaded is not None and merged is not None:
+                    # The file here is rewritten with the counts, and that text uploaded.
+                    data = self.vault.render(merged)
+                    loaded = LoadedNote(merged, loaded.file, content_hash(data),
+                                        data.decode("utf-8"))
+                    ready.append(_Ready(step._replace(base=loaded.content_hash), loaded,
+                                        remote=data))
+                elif loaded is not None:
                     ready.append(_Ready(step._replace(base=loaded.content_hash), loaded))
             elif step.op == CONFLICT:
                 text = self._local_text(files[step.id], warnings)
                 data = self._writable(remote[step.id], warnings) if text is not None else None
                 if text is not None and data is not None:
-                    ready.append(_Ready(step, local_text=text, remote=data))
+                    from loremap.vault.frontmatter import parse_note
+
+                    merged = counted(parse_note(data.decode("utf-8"), step.id), text)
+                    if merged is None:
+                        ready.append(_Ready(step, local_text=text, remote=data))
+                    else:  # the database's text with the counts, on both sides
+                        data = self.vault.render(merged)
+                        shared = LoadedNote(merged, NoteFile(
+                            step.id, self.vault.notes_dir, 0, len(data)), content_hash(data),
+                            data.decode("utf-8"))
+                        ready.append(_Ready(step._replace(base=shared.content_hash),
+                                            local_text=text, remote=data, merged=shared))
             else:
                 ready.append(_Ready(step))
             if progress is not None:
@@ -391,6 +428,8 @@ class Sync:
                 self.memory.index_loaded(item.loaded)
             elif step.op == CONFLICT and step.winner == DATABASE and item.local_text is not None:
                 doc = remote[step.id]
+                if item.merged is not None:  # the database's text gains this side's counts
+                    self.memory.index_loaded(item.merged)  # (its text before kept: version N)
                 store.keep_text(step.id, item.local_text,
                                 content_hash(item.local_text.encode("utf-8")),
                                 reason=f"conflict: an edit by {store.writer or '?'} lost to the "
@@ -422,9 +461,11 @@ class Sync:
 
 
 def _writes_file(item: _Ready) -> bool:
-    """Whether a step writes the database's text into a note file here."""
+    """Whether a step writes a note file here: the database's text, or a conflict's winner
+    with the loser's counts."""
     step = item.step
-    return item.remote is not None and (step.op == WRITE or step.winner == DATABASE)
+    return item.remote is not None and (step.op in (WRITE, CONFLICT) or
+                                        step.winner == DATABASE)
 
 
 def _touches_files(item: _Ready) -> bool:
