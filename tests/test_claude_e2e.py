@@ -370,3 +370,27 @@ def test_a_slash_command_reaches_the_model_with_its_arguments(claude, shop, tmp_
     asked = last_user_text(run.requests[0].body)
     assert f"The question: {question}" in asked and "Call the `recall` tool" in asked
     assert "$ARGUMENTS" not in asked
+
+
+def test_a_failing_command_brings_the_remedy_recorded_for_its_error(claude, shop, tmp_path):
+    loremap(shop, "remember", "--type", "procedure", "--title", "Create the build folder first",
+            "-m", "mkdir -p build before listing or writing into it.")
+    loremap(shop, "remember", "--type", "error", "--title", "The build folder is missing",
+            "-m", "A fresh clone has no build/ folder.",
+            "--error", "ls: cannot access 'build/out': No such file or directory",
+            "--remedy", "procedure-create-the-build-folder-first", "--command", "ls build/out")
+    run = run_claude(claude, shop, tmp_path, "List the build output.",
+                     [ToolUse("Bash", {"command": "ls build/out", "description": "list"}),
+                      Text("done")], allowed="Bash")
+    assert run.result["result"] == "done"
+    # Before the command: the error note that records this very command.
+    before = one_context(run.requests[-1], "PreToolUse:Bash")
+    assert "This command failed before" in before and "The build folder is missing" in before
+    # After it failed (Claude Code's PostToolUseFailure with its "Exit code 2" text): the
+    # remedy, named by the error's signature whatever the path was.
+    after = one_context(run.requests[-1], "PostToolUseFailure:Bash")
+    assert "`ls: cannot access <path>: no such file or directory`" in after
+    assert "fixed by [Create the build folder first] (procedure-create-the-build-folder-first)" \
+        in after
+    logged = json.loads(loremap(shop, "errors", "--json"))["errors"]
+    assert [(e["count"], e["command"]) for e in logged] == [(1, "ls build/out")]

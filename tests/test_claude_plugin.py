@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "plugin"
 # Claude Code's event names for the argument `loremap-hook` takes.
 EVENT_ARGS = {"SessionStart": "session-start", "UserPromptSubmit": "prompt",
-              "PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop",
+              "PreToolUse": "pre-tool", "PostToolUse": "post-tool",
+              "PostToolUseFailure": "tool-failure", "Stop": "stop",
               "PreCompact": "pre-compact", "SessionEnd": "session-end"}
 
 
@@ -79,6 +80,7 @@ def test_the_validator_sees_every_part_of_the_plugin():
         ("UserPromptSubmit", "loremap-hook", ("prompt",)),
         ("PreToolUse", "loremap-hook", ("pre-tool",)),
         ("PostToolUse", "loremap-hook", ("post-tool",)),
+        ("PostToolUseFailure", "loremap-hook", ("tool-failure",)),
         ("Stop", "loremap-hook", ("stop",)),
         ("PreCompact", "loremap-hook", ("pre-compact",))}
     assert [(s["name"], s["type"], s["target"], s["args"]) for s in provides["mcpServers"]] == [
@@ -106,8 +108,9 @@ def test_the_hooks_fire_where_the_memory_needs_them():
                 for event, groups in hooks.items()}
     assert matchers == {"SessionStart": ["startup|resume|clear|compact"],
                         "UserPromptSubmit": [None],
-                        "PreToolUse": ["Read|Edit|Write|MultiEdit|NotebookEdit"],
-                        "PostToolUse": [None], "Stop": [None], "PreCompact": [None]}
+                        "PreToolUse": ["Read|Edit|Write|MultiEdit|NotebookEdit|Bash"],
+                        "PostToolUse": [None], "PostToolUseFailure": [None], "Stop": [None],
+                        "PreCompact": [None]}
 
 
 def test_the_plugin_version_is_the_package_version():

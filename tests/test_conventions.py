@@ -36,6 +36,7 @@ RUNS = {
     "completions SHELL": ["completions", "bash"],
     "bundle": ["bundle", "-o", "{tmp}/loremap.mcpb"],
     "outcome": ["outcome", "procedure-renew-the-login-token", "success"],
+    "errors": ["errors"],
     "forget": ["forget", "bug-login-breaks-on-expiry"],
 }
 

@@ -49,8 +49,10 @@ def connect(url: str, **kwargs: str) -> Any:
 
 
 def back_to_schema_4(conn: Any) -> None:
-    """Undo migration 5 (the track record's columns), in the caller's transaction."""
-    conn.execute("ALTER TABLE nodes DROP COLUMN successes, DROP COLUMN failures")
+    """Undo migration 5 (the track record's and the error notes' columns, their indexes going
+    with them), in the caller's transaction."""
+    conn.execute("ALTER TABLE nodes DROP COLUMN successes, DROP COLUMN failures, "
+                 "DROP COLUMN signature, DROP COLUMN remedy, DROP COLUMN command")
     conn.execute("DELETE FROM loremap_migrations WHERE version > 4")
 
 

@@ -77,7 +77,7 @@ def test_what_the_installers_wrote_is_reported_as_sound(project, cli, isolated_h
     assert problems(found) == []
     messages = [f["message"] for f in found]
     assert messages == [
-        "Claude Code runs loremap: hooks in ~/.claude/settings.json (6 events); MCP server in "
+        "Claude Code runs loremap: hooks in ~/.claude/settings.json (7 events); MCP server in "
         "~/.claude.json",
         "Codex CLI runs loremap: MCP server in ~/.codex/config.toml; hooks in "
         "~/.codex/hooks.json (2 events)",
@@ -95,7 +95,7 @@ def test_the_project_scope_of_hooks_install_is_read_too(project, cli):
     code, found = doctor(cli)
     assert code == 0 and problems(found) == []
     assert found[0]["message"] == ("Claude Code runs loremap: hooks in .claude/settings.json "
-                                   "(6 events); MCP server in .mcp.json")
+                                   "(7 events); MCP server in .mcp.json")
 
 
 def test_a_server_binary_that_no_longer_exists_is_an_error_fix_rewires_it(

@@ -32,7 +32,7 @@ yaml_extra = st.dictionaries(
         lambda k: k not in {"id", "type", "title", "status", "files", "links", "supersedes",
                             "superseded_by", "tags", "aliases", "recorded_at", "valid_from",
                             "valid_to", "commit", "file_hashes", "source", "archived_reason",
-                            "successes", "failures"}),
+                            "successes", "failures", "signature", "remedy", "command"}),
     st.one_of(st.integers(), st.booleans(), line_text, st.lists(st.integers(), max_size=3)),
     max_size=3,
 )
@@ -68,6 +68,9 @@ notes = st.builds(
     archived_reason=st.one_of(st.none(), line_text),
     successes=st.integers(0, 10**9),
     failures=st.integers(0, 10**9),
+    signature=st.one_of(st.none(), line_text),
+    remedy=st.one_of(st.none(), ids),
+    command=st.one_of(st.none(), line_text),
     extra=yaml_extra,
 )
 

@@ -377,6 +377,32 @@ def test_two_writers_take_turns_and_a_waiting_one_gives_up_clearly(open_store):
     assert first.meta("holder") == "second"
 
 
+def test_a_track_record_and_an_error_note_are_indexed_and_found_alike(open_store):
+    from loremap.store.rows import ErrorRow
+
+    store = open_store()
+    fix = note("procedure-reinstall", "Reinstall the dependencies", "pip install -e .",
+               NoteType.PROCEDURE)._replace(successes=47, failures=3)
+    error = note("error-no-requests", "requests is missing", "A fresh venv lacks it.",
+                 NoteType.ERROR)._replace(
+        signature="ModuleNotFoundError: No module named 'requests'",  # as typed by hand
+        remedy="procedure-reinstall", command="python   main.py")
+    old = error._replace(id="error-old", status=Status.ARCHIVED)
+    fill(store, [fix, error, old])
+    row = store.nodes(["procedure-reinstall"])["procedure-reinstall"]
+    assert (row.successes, row.failures) == (47, 3)
+    expected = [ErrorRow("error-no-requests", "requests is missing",
+                         "modulenotfounderror: no module named 'requests'",
+                         "procedure-reinstall", "Reinstall the dependencies", "python main.py")]
+    assert store.error_notes("modulenotfounderror: no module named 'requests'") == expected
+    assert store.error_notes("", "python main.py") == expected
+    assert store.error_notes("keyerror: <n>") == [] and store.error_notes("", None) == []
+    fill(store, [fix._replace(id="procedure-other", title="Other")])
+    with store.write():
+        store.delete_note("procedure-reinstall")
+    assert store.error_notes("", "python main.py")[0].remedy_title is None
+
+
 # --- PostgreSQL only -------------------------------------------------------------------------
 
 

@@ -7,7 +7,6 @@ import json
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -230,9 +229,12 @@ def test_an_index_of_the_previous_schema_is_migrated_and_an_edited_note_counts(p
     note_id = remember_procedure(cli, *DEPLOY)
     index = project / ".loremap" / "index.sqlite"
     with sqlite3.connect(index) as conn:  # back to schema 4, as the last release left it
-        conn.execute("ALTER TABLE nodes DROP COLUMN successes")
-        conn.execute("ALTER TABLE nodes DROP COLUMN failures")
+        conn.execute("DROP INDEX nodes_signature")
+        conn.execute("DROP INDEX nodes_command")
+        for column in ("successes", "failures", "signature", "remedy", "command"):
+            conn.execute(f"ALTER TABLE nodes DROP COLUMN {column}")
         conn.execute("DELETE FROM migrations WHERE version = 5")
+        rows = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     path = project / ".loremap" / "notes" / f"{note_id}.md"
     path.write_text(path.read_text(encoding="utf-8").replace(
         "source: human\n", "source: human\nsuccesses: 9\n"), encoding="utf-8")
@@ -240,4 +242,6 @@ def test_an_index_of_the_previous_schema_is_migrated_and_an_edited_note_counts(p
     assert done.returncode == 0, done.stderr
     item = next(i for i in json.loads(done.stdout)["items"] if i["id"] == note_id)
     assert "worked 9 of 9 times reported (ranked up)" in item["why"]
-    assert Path(index).exists()
+    with sqlite3.connect(index) as conn:  # migrated in place, not rebuilt
+        assert conn.execute("SELECT max(version) FROM migrations").fetchone()[0] == 5
+        assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == rows

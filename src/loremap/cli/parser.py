@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "eval": "score the search on a dataset of questions with known answers",
     "forget": "archive a note, or delete it with --purge",
     "outcome": "count whether following a procedure worked (success) or not (failure)",
+    "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
@@ -113,6 +114,14 @@ def _remember(p: argparse.ArgumentParser) -> None:
                    help="write to the personal vault (all your projects) instead of the project")
     p.add_argument("--quarantine", action="store_true",
                    help="if the text holds a secret, store it redacted as quarantined")
+    p.add_argument("--error", metavar="TEXT",
+                   help="an error note: the error text (its signature is kept, so the hooks "
+                        "recognise it when it comes back)")
+    p.add_argument("--remedy", metavar="ID",
+                   help="an error note: the note (procedure, bug, decision) that fixed it")
+    p.add_argument("--command", dest="failed_command", metavar="CMD",  # not `args.command`
+                   help="an error note: the command that failed (warned about before it runs "
+                        "again)")
 
 
 def _filters(p: argparse.ArgumentParser, status_help: str) -> None:
@@ -375,6 +384,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "eval": _eval,
     "forget": _forget,
     "outcome": _outcome,
+    "errors": lambda p: None,
     "handoff": _handoff,
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",

@@ -23,14 +23,15 @@ TYPE_CHECKING = False  # not `typing`'s (~3 ms): the daemon's client imports thi
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-EVENTS = ("session-start", "prompt", "pre-tool", "post-tool", "stop", "pre-compact",
-          "session-end")
+EVENTS = ("session-start", "prompt", "pre-tool", "post-tool", "tool-failure", "stop",
+          "pre-compact", "session-end")
 # The agents' own event names, as a user wiring hooks by hand writes them, -> loremap's event.
 # Claude Code and Codex share their names; Gemini CLI names its own (AfterAgent ends a turn
 # as Stop does, and takes the same `decision: "block"` + `reason`).
 ALIASES = {
     "SessionStart": "session-start", "UserPromptSubmit": "prompt", "PreToolUse": "pre-tool",
-    "PostToolUse": "post-tool", "Stop": "stop", "PreCompact": "pre-compact",
+    "PostToolUse": "post-tool", "PostToolUseFailure": "tool-failure", "Stop": "stop",
+    "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
     "BeforeAgent": "prompt", "BeforeTool": "pre-tool", "AfterTool": "post-tool",
     "AfterAgent": "stop", "PreCompress": "pre-compact",
@@ -41,6 +42,7 @@ _HANDLERS = {
     "prompt": ("loremap.hook.prompt", "prompt"),
     "pre-tool": ("loremap.hook.pretool", "pre_tool"),
     "post-tool": ("loremap.hook.meter", "post_tool"),
+    "tool-failure": ("loremap.hook.failure", "tool_failure"),
     "stop": ("loremap.hook.meter", "stop"),
     "pre-compact": ("loremap.hook.record", "pre_compact"),
 }

@@ -141,3 +141,17 @@ def additional_context(event_name: str, text: str) -> str:
     """Claude Code's JSON for adding `text` to the model's context at `event_name`."""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
                                               "additionalContext": text}}, ensure_ascii=False)
+
+
+def config_bytes(loremap_dir: Path) -> bytes:
+    """The project's config.toml as bytes (b"" when there is none)."""
+    try:
+        return (loremap_dir / "config.toml").read_bytes()
+    except OSError:
+        return b""
+
+
+def shared_configured(loremap_dir: Path, environ: Mapping[str, str]) -> bool:
+    """Whether the project may be on a shared database (a URL in the environment or, by a
+    cheap look at its bytes, in config.toml): then the hooks ask through the App."""
+    return bool(environ.get("LOREMAP_DATABASE_URL")) or b"url" in config_bytes(loremap_dir)

@@ -1,4 +1,5 @@
-"""Before Read, Edit or Write of a file: the gotchas and bugs the project recorded about it.
+"""Before Read, Edit or Write of a file: the gotchas and bugs the project recorded about it;
+before a Bash command, the error notes that record it as failed (`failure.py`).
 
 Said once per file per session (the session state remembers), only for files inside the
 project, and only when there is something to say. The lookup is one indexed query, not a
@@ -10,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from loremap.hook.context import additional_context, fence, locate, open_app
+from loremap.hook.context import (
+    additional_context,
+    config_bytes,
+    fence,
+    locate,
+    open_app,
+    shared_configured,
+)
 
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 WARNING_TYPES = ("gotcha", "bug")
@@ -44,6 +52,10 @@ def pre_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     project = locate(payload, environ)
     if project is None or project.session_id is None:
         return ""
+    if payload.get("tool_name") == "Bash":
+        from loremap.hook.failure import before_command
+
+        return before_command(payload, project.loremap_dir, environ)
     path = target_path(payload, project.root)
     if path is None:
         return ""
@@ -76,7 +88,7 @@ def _warnings(loremap_dir: Path, path: str, environ: Mapping[str, str]
     import sqlite3
     from contextlib import closing
 
-    if environ.get("LOREMAP_DATABASE_URL") or b"url" in _config_bytes(loremap_dir):
+    if shared_configured(loremap_dir, environ):
         table = _shared_warnings(loremap_dir, environ)
         if table is not None:
             return [(str(a), str(b), str(c), str(d)) for a, b, c, d in table.get(path, [])]
@@ -113,7 +125,7 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
     cache = loremap_dir / SHARED_CACHE
     key = hashlib.sha256(repr((environ.get("LOREMAP_DATABASE_URL"),
                                environ.get("LOREMAP_PROJECT_KEY"),
-                               _config_bytes(loremap_dir))).encode()).hexdigest()
+                               config_bytes(loremap_dir))).encode()).hexdigest()
     from loremap.errors import UnsafePath
     from loremap.vault.fs import read_confined
 
@@ -144,10 +156,3 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
     cache.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(cache, json.dumps({"key": key, "paths": paths}).encode(), loremap_dir.parent)
     return paths
-
-
-def _config_bytes(loremap_dir: Path) -> bytes:
-    try:
-        return (loremap_dir / "config.toml").read_bytes()
-    except OSError:
-        return b""

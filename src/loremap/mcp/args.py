@@ -98,7 +98,8 @@ def _fact(raw: Raw) -> Draft:
                  files=_strings(raw, "files"),
                  links=tuple((link["rel"], link["target"]) for link in raw.get("links") or ()),
                  supersedes=raw.get("supersedes") or None, tags=_strings(raw, "tags"),
-                 source="agent")
+                 source="agent", error=raw.get("error") or "", remedy=raw.get("remedy") or None,
+                 command=raw.get("command") or None)
 
 
 def _handoff(raw: Raw) -> HandoffArgs:
@@ -129,7 +130,8 @@ RECORDS: dict[str, type[NamedTuple]] = {
     "related": RelatedArgs,
     "timeline": TimelineArgs, "stats": StatsArgs,
 }
-FACT_FIELDS = ("type", "title", "body", "files", "links", "supersedes", "tags")
+FACT_FIELDS = ("type", "title", "body", "files", "links", "supersedes", "tags", "error",
+               "remedy", "command")
 
 
 def parse(tool: str, raw: Raw) -> ToolArgs:

@@ -67,6 +67,9 @@ _FACT = _object({
         ("rel", "target"))},
     "supersedes": _str("id of the note this replaces", 200),
     "tags": _list(),
+    "error": _str("type error: the error text", 20_000),
+    "remedy": _str("type error: id of the note that fixed it", 200),
+    "command": _str("type error: the command that failed", 1000),
 }, ("type", "title", "body"))
 
 TOOLS: tuple[ToolSpec, ...] = (

@@ -33,6 +33,11 @@ class Draft(NamedTuple):
     tags: Sequence[str] = ()
     source: str = "agent"
     cwd: Path | None = None  # where relative `files` start (None: the repository root)
+    # An error note's error text (its signature is kept: text/signature.py), the note that
+    # fixed it, and the command that failed.
+    error: str = ""
+    remedy: str | None = None
+    command: str | None = None
 
 
 def fields(draft: Draft) -> list[tuple[str, str]]:
@@ -40,7 +45,42 @@ def fields(draft: Draft) -> list[tuple[str, str]]:
     return [("title", draft.title), ("body", draft.body),
             *((f"tags[{i}]", t) for i, t in enumerate(draft.tags)),
             *((f"files[{i}]", f) for i, f in enumerate(draft.files)),
-            *((f"links[{i}]", t) for i, (_, t) in enumerate(draft.links))]
+            *((f"links[{i}]", t) for i, (_, t) in enumerate(draft.links)),
+            *((name, text) for name, text in (("error", draft.error),
+                                               ("command", draft.command or "")) if text)]
+
+
+MAX_ERROR_TEXT = 20_000  # characters of an error note's error text
+
+
+def check_error_keys(draft: Draft, label: str | None) -> None:
+    """An error note's error text, remedy and command: only on an error note, the text holding
+    something to recognise it by, the remedy a note id. A field is named `<label>.<field>`, or
+    as the CLI option (`--error`) without a label."""
+    from loremap.text.signature import signature
+
+    def name(field: str) -> str:
+        return f"--{field}" if label is None else f"{label}.{field}"
+
+    given = [field for field, value in (("error", draft.error), ("remedy", draft.remedy),
+                                        ("command", draft.command)) if value]
+    if not given:
+        return
+    if NoteType.parse(draft.type) is not NoteType.ERROR:
+        raise InvalidInput(f"{name(given[0])}: only an error note records an error, its "
+                           "remedy and its command (its type is error)")
+    if draft.error and len(draft.error) > MAX_ERROR_TEXT:
+        raise InvalidInput(f"{name('error')} is {len(draft.error):,} characters; give the "
+                           f"lines that say what failed (at most {MAX_ERROR_TEXT:,})")
+    if draft.error and not signature(draft.error):
+        raise InvalidInput(f"{name('error')} holds nothing to recognise the error by")
+    if draft.remedy:
+        try:
+            check_id(draft.remedy)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{name('remedy')}: {exc}") from None
+    if draft.command is not None and not draft.command.strip():
+        raise InvalidInput(f"{name('command')} is empty")
 
 
 def clean_files(repo_root: Path | None, files: Sequence[str], cwd: Path | None
@@ -111,6 +151,7 @@ def check_draft(draft: Draft, label: str, repo_root: Path | None,
         raise InvalidInput(f"{label}.title: {exc}") from None
     if draft.supersedes:
         check_id(draft.supersedes)
+    check_error_keys(draft, label)
     if not draft.body.strip():
         raise InvalidInput(f"{label}.body: {NO_BODY}")
     try:
@@ -155,7 +196,8 @@ def redacted(draft: Draft, warnings: list[str]) -> tuple[Draft, bool]:
 
     cleaned = draft._replace(
         title=clean(draft.title), body=clean(draft.body), tags=[clean(t) for t in draft.tags],
-        links=[(rel, clean(target)) for rel, target in draft.links])
+        links=[(rel, clean(target)) for rel, target in draft.links], error=clean(draft.error),
+        command=None if draft.command is None else clean(draft.command))
     if not kinds:
         warnings.append("--quarantine: no secret found; the note is stored as active")
         return draft, False

@@ -26,6 +26,7 @@ from loremap.memory.drafts import (
     NO_BODY,
     Draft,
     check_draft,
+    check_error_keys,
     check_files,
     clean_files,
     clean_links,
@@ -48,6 +49,7 @@ from loremap.model import (
 )
 from loremap.store import Store
 from loremap.text import Analyzer
+from loremap.text.signature import command_key, signature
 from loremap.vault.fs import read_nofollow, trusted_mtime
 from loremap.vault.ids import check_title, new_id
 from loremap.vault.layout import LoadedNote, NoteFile, Vault
@@ -307,7 +309,9 @@ class Memory:
             tags=tuple(dict.fromkeys(t.strip() for t in draft.tags if t.strip())),
             recorded_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), valid_from=now.date().isoformat(),
             commit=self.commit(), file_hashes=file_hashes(self.repo_root, files),
-            source=Source(draft.source),
+            source=Source(draft.source), signature=signature(draft.error) or None,
+            remedy=draft.remedy or None,
+            command=command_key(draft.command) if draft.command else None,
         )
 
     def _taken(self, note_id: str) -> bool:
@@ -392,6 +396,7 @@ class Memory:
             raise InvalidInput(NO_BODY)
         if draft.supersedes:
             check_id(draft.supersedes)
+        check_error_keys(draft, None)
         check_files(self.repo_root, draft.files, draft.cwd, out.warnings)
         if quarantine:  # before the id is made: the title must not leak into the file name
             return redact_draft(draft, out.warnings)
@@ -497,6 +502,9 @@ class Memory:
             elif not self._taken(target):
                 out.warnings.append(f"link {rel} -> {target}: no such note yet (kept; "
                                     "`loremap doctor` lists broken links)")
+        if note.remedy and not self._taken(note.remedy):
+            out.warnings.append(f"remedy {note.remedy}: no such note yet (kept; the hooks name "
+                                "it once it exists)")
 
     # --- read, list, search, forget ---------------------------------------------------------
 

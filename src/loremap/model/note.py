@@ -129,6 +129,11 @@ class Note(NamedTuple):
     # A procedure's track record: how often following it worked and failed (`loremap outcome`).
     successes: int = 0
     failures: int = 0
+    # An error's signature (text/signature.py), the note that fixed it, and the command that
+    # failed (an approach not to try again as it was).
+    signature: str | None = None
+    remedy: str | None = None
+    command: str | None = None
     extra: Mapping[str, Any] = _EMPTY
 
     def targets(self) -> list[tuple[str, str]]:

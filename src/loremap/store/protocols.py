@@ -17,7 +17,7 @@ from typing import Protocol
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.code import CodeFile, FileStamp
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
-from loremap.store.rows import FileRow
+from loremap.store.rows import ErrorRow, FileRow
 from loremap.text import Analyzer
 
 
@@ -72,6 +72,11 @@ class Store(Protocol):
     def set_meta(self, key: str, value: str) -> None: ...
 
     def iter_note_ids(self) -> Iterator[str]: ...
+
+    def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
+        """The active error notes recording `signature` (text/signature.py) or `command`
+        (`command_key`), oldest first, each with its remedy's title."""
+        ...
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]: ...
 

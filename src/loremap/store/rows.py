@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from loremap.model import Note
 from loremap.model.search import NodeRow
 
 # The columns of `IndexedNote`, in its order.
@@ -42,6 +43,35 @@ def read_file_row(row: Sequence[Any]) -> FileRow:
 def file_body(docstring: str, subjects: Sequence[str]) -> str:
     """A file node's body: its docstring, then (a paragraph apart) its last commit subjects."""
     return "\n\n".join(part for part in (docstring.strip(), "\n".join(subjects)) if part)
+
+
+def error_keys(note: Note) -> tuple[str, str | None, str | None]:
+    """An error note's signature (normalised again: a hand-written one may hold raw error
+    text), remedy and command key, as both backends index them ("", None, None for a note
+    without them)."""
+    from loremap.text.signature import command_key, signature
+
+    return (signature(note.signature) if note.signature else "", note.remedy,
+            command_key(note.command) if note.command else None)
+
+
+class ErrorRow(NamedTuple):
+    """An active error note as the hooks read it: what failed, and what fixed it."""
+
+    id: str
+    title: str
+    signature: str
+    remedy: str | None
+    remedy_title: str | None  # None: no remedy, or one that is not in the index
+    command: str | None
+
+
+ERROR_COLUMNS = ("e.id, e.title, e.signature, e.remedy, r.title, e.command")
+
+
+def error_row(row: Sequence[Any]) -> ErrorRow:
+    return ErrorRow(str(row[0]), str(row[1]), str(row[2]), _text(row[3]), _text(row[4]),
+                    _text(row[5]))
 
 
 def _as_is(value: Any) -> Any:

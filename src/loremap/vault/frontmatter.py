@@ -65,7 +65,8 @@ _Loader.add_constructor(_TIMESTAMP_TAG, _Loader.lenient_timestamp)
 _NULL_TAG = "tag:yaml.org,2002:null"
 _STR_TAG = "tag:yaml.org,2002:str"
 _SCALAR_KEYS = ("id", "type", "title", "status", "supersedes", "superseded_by", "recorded_at",
-                "valid_from", "valid_to", "commit", "source", "archived_reason")
+                "valid_from", "valid_to", "commit", "source", "archived_reason", "signature",
+                "remedy", "command")
 _LIST_KEYS = ("files", "tags", "aliases")
 _COUNT_KEYS = ("successes", "failures")
 KNOWN_KEYS = frozenset((*_SCALAR_KEYS, *_LIST_KEYS, *_COUNT_KEYS, "links", "file_hashes"))
@@ -371,6 +372,7 @@ def parse_note(text: str, path: str) -> Note:
             raise MalformedNote(path, message, lines.get(key, 2)) from None
 
     note_id, note_type = typed("id", check_id), typed("type", NoteType.parse)
+    remedy = typed("remedy", check_id) if known.get("remedy") else None
     status, source = typed("status", Status.parse, "active"), typed("source", Source, "agent")
     title = " ".join(str(known["title"]).split())
     return Note(
@@ -382,7 +384,8 @@ def parse_note(text: str, path: str) -> Note:
         valid_to=known.get("valid_to"), commit=known.get("commit"),
         file_hashes=known.get("file_hashes", {}), source=source,
         archived_reason=known.get("archived_reason"), successes=known.get("successes", 0),
-        failures=known.get("failures", 0), extra=extra,
+        failures=known.get("failures", 0), signature=known.get("signature") or None,
+        remedy=remedy, command=known.get("command") or None, extra=extra,
     )
 
 
@@ -498,6 +501,10 @@ def render_frontmatter(note: Note) -> str:
         lines.append(f"archived_reason: {scalar(note.archived_reason)}")
     if note.successes or note.failures:
         lines += [f"successes: {note.successes}", f"failures: {note.failures}"]
+    for key, value in (("signature", note.signature), ("remedy", note.remedy),
+                       ("command", note.command)):
+        if value is not None:
+            lines.append(f"{key}: {scalar(value)}")
     text = "\n".join(lines) + "\n" + _extra_yaml(note.extra)
     size = len(text.encode("utf-8", "surrogatepass")) - len("---\n")
     if size > FRONTMATTER_MAX_BYTES:

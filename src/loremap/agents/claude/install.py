@@ -50,8 +50,9 @@ class HookSpec(NamedTuple):
 HOOKS = (
     HookSpec("SessionStart", "startup|resume|clear|compact", "session-start", 30),
     HookSpec("UserPromptSubmit", None, "prompt", 10),
-    HookSpec("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit", "pre-tool", 10),
+    HookSpec("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit|Bash", "pre-tool", 10),
     HookSpec("PostToolUse", None, "post-tool", 10),
+    HookSpec("PostToolUseFailure", None, "tool-failure", 10),
     HookSpec("Stop", None, "stop", 10),
     HookSpec("PreCompact", None, "pre-compact", 30),
 )

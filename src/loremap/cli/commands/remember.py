@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
                            "--body-file PATH or on stdin")
     draft = Draft(type=args.type, title=args.title, body=body, files=args.files,
                   links=_links(args.links), supersedes=args.supersedes, tags=args.tags,
-                  source=args.source, cwd=Path.cwd())
+                  source=args.source, cwd=Path.cwd(), error=args.error or "",
+                  remedy=args.remedy, command=args.failed_command)
     with App.open(require_project=not args.personal) as app:
         done = remember(app, [draft], ALWAYS, personal=args.personal,
                         quarantine=args.quarantine, label=None)

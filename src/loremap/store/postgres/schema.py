@@ -234,16 +234,22 @@ def _m4_vector_chunks(conn: Any) -> None:
             conn.execute(statement)
 
 
-def _m5_track_record(conn: Any) -> None:
-    """A procedure's track record on its node (as SQLite's migration 5): the `successes` and
-    `failures` of its frontmatter."""
+def _m5_track_record_and_errors(conn: Any) -> None:
+    """As SQLite's migration 5: a procedure's track record (`successes`, `failures`) and an
+    error note's `signature`, `remedy` and `command` on its node."""
     conn.execute("ALTER TABLE nodes ADD COLUMN successes integer NOT NULL DEFAULT 0, "
-                 "ADD COLUMN failures integer NOT NULL DEFAULT 0")
+                 "ADD COLUMN failures integer NOT NULL DEFAULT 0, "
+                 "ADD COLUMN signature text NOT NULL DEFAULT '', ADD COLUMN remedy text, "
+                 "ADD COLUMN command text")
+    conn.execute("CREATE INDEX nodes_signature ON nodes (project, signature) "
+                 "WHERE signature <> ''")
+    conn.execute("CREATE INDEX nodes_command ON nodes (project, command) "
+                 "WHERE command IS NOT NULL")
 
 
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
                                                  _m3_owner_functions, _m4_vector_chunks,
-                                                 _m5_track_record)
+                                                 _m5_track_record_and_errors)
 
 
 def current_version(conn: Any) -> int:

@@ -35,7 +35,7 @@ from loremap.store.postgres import first_line, schema
 from loremap.store.postgres.code import PgCodeTables
 from loremap.store.postgres.search import PgSearchTables, where
 from loremap.store.postgres.vectors import PgVectorTables
-from loremap.store.rows import NOTE_COLUMNS
+from loremap.store.rows import ERROR_COLUMNS, NOTE_COLUMNS, ErrorRow, error_keys, error_row
 from loremap.text import Analyzer
 
 
@@ -383,7 +383,8 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
             "files": list(note.files), "tags": list(note.tags), "aliases": list(note.aliases),
             "file_hashes": dict(note.file_hashes), "content_hash": content_hash,
             "mtime_ns": mtime_ns, "size": size, "successes": note.successes,
-            "failures": note.failures})
+            "failures": note.failures,
+            **dict(zip(("signature", "remedy", "command"), error_keys(note), strict=True))})
         self.execute("DELETE FROM edges WHERE project = %s AND src = %s AND origin IN "
                      "('declared', 'files')", (self.project, note.id))
         edges = {(target, rel, "declared") for rel, target in note.targets()}
@@ -419,6 +420,16 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
         for (note_id,) in self.execute("SELECT id FROM nodes WHERE project = %s AND "
                                        "kind = 'note'", (self.project,)).fetchall():
             yield note_id
+
+    def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
+        if not signature and not command:
+            return []
+        return [error_row(r) for r in self.execute(
+            f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.project = e.project "
+            "AND r.id = e.remedy WHERE e.project = %s AND e.kind = 'note' AND e.type = 'error' "
+            "AND e.status = 'active' AND ((%s <> '' AND e.signature = %s) OR "
+            "(%s::text IS NOT NULL AND e.command = %s)) ORDER BY e.recorded_at, e.id COLLATE \"C\"",
+            (self.project, signature, signature, command, command)).fetchall()]
 
     # --- the shared texts (sync) ------------------------------------------------------------
 

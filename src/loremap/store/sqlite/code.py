@@ -14,7 +14,15 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from loremap.model import Edge
 from loremap.model.code import CodeFile, FileStamp
-from loremap.store.rows import FILE_COLUMNS, FileRow, file_body, read_file_row
+from loremap.store.rows import (
+    ERROR_COLUMNS,
+    FILE_COLUMNS,
+    ErrorRow,
+    FileRow,
+    error_row,
+    file_body,
+    read_file_row,
+)
 from loremap.text import Analyzer
 
 
@@ -384,6 +392,16 @@ class CodeTables:
         return {r[0]: r[1] for r in self.conn.execute(
             "SELECT type, count(*) FROM nodes WHERE kind = 'note' AND status = 'active' "
             "GROUP BY type ORDER BY type")}
+
+    def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
+        """The active error notes recording `signature` or `command` (see `Store`)."""
+        if not signature and not command:
+            return []
+        return [error_row(r) for r in self.conn.execute(
+            f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.id = e.remedy "
+            "WHERE e.kind = 'note' AND e.type = 'error' AND e.status = 'active' AND "
+            "((? != '' AND e.signature = ?) OR (? IS NOT NULL AND e.command = ?)) "
+            "ORDER BY e.recorded_at, e.id", (signature, signature, command, command))]
 
 
 class CodeReader(CodeTables):

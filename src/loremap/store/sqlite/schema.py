@@ -158,16 +158,22 @@ def _m4_vector_chunks(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE vectors_m3")
 
 
-def _m5_track_record(conn: sqlite3.Connection) -> None:
+def _m5_track_record_and_errors(conn: sqlite3.Connection) -> None:
     """A procedure's track record (`successes`, `failures` of its frontmatter) on its node, so
-    recall can rank by it. A note that held the keys before is counted once its file is
-    indexed again (`loremap reindex`, or any edit)."""
+    recall can rank by it; an error note's `signature`, `remedy` and `command`, so the hooks
+    find it again when the same error or command comes back. A note that held the keys before
+    is read for them once its file is indexed again (`loremap reindex`, or any edit)."""
     conn.execute("ALTER TABLE nodes ADD COLUMN successes INTEGER NOT NULL DEFAULT 0")
     conn.execute("ALTER TABLE nodes ADD COLUMN failures INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE nodes ADD COLUMN signature TEXT NOT NULL DEFAULT ''")
+    conn.execute("ALTER TABLE nodes ADD COLUMN remedy TEXT")
+    conn.execute("ALTER TABLE nodes ADD COLUMN command TEXT")
+    conn.execute("CREATE INDEX nodes_signature ON nodes(signature) WHERE signature != ''")
+    conn.execute("CREATE INDEX nodes_command ON nodes(command) WHERE command IS NOT NULL")
 
 
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _m1_initial, _m2_code_map, _m3_search, _m4_vector_chunks, _m5_track_record)
+    _m1_initial, _m2_code_map, _m3_search, _m4_vector_chunks, _m5_track_record_and_errors)
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 from loremap.errors import DiskFull, IndexLocked, StoreError
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.search import Filters
-from loremap.store.rows import NOTE_COLUMNS
+from loremap.store.rows import NOTE_COLUMNS, error_keys
 from loremap.store.sqlite import schema
 from loremap.store.sqlite.code import CodeTables
 from loremap.store.sqlite.search import SearchTables
@@ -212,15 +212,15 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
             note.superseded_by, note.commit, json.dumps(list(note.files)),
             json.dumps(list(note.tags)), content_hash, mtime_ns, size,
             json.dumps(list(note.aliases)), json.dumps(dict(note.file_hashes), sort_keys=True),
-            note.successes, note.failures,
+            note.successes, note.failures, *error_keys(note),
         )
         if row is None:
             cur = c.execute(
                 "INSERT INTO nodes (id, kind, scope, type, title, body, path, status, "
                 "recorded_at, valid_from, valid_to, superseded_by, commit_sha, files, tags, "
-                "content_hash, mtime_ns, size, aliases, file_hashes, successes, failures) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                values)
+                "content_hash, mtime_ns, size, aliases, file_hashes, successes, failures, "
+                "signature, remedy, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
             rowid = cur.lastrowid
         else:
             rowid = row[0]
@@ -229,7 +229,7 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
                 "path = ?, status = ?, recorded_at = ?, valid_from = ?, valid_to = ?, "
                 "superseded_by = ?, commit_sha = ?, files = ?, tags = ?, content_hash = ?, "
                 "mtime_ns = ?, size = ?, aliases = ?, file_hashes = ?, successes = ?, "
-                "failures = ? WHERE rowid = ?",
+                "failures = ?, signature = ?, remedy = ?, command = ? WHERE rowid = ?",
                 (*values, rowid))
             c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
             c.execute("DELETE FROM vectors WHERE id = ?", (note.id,))

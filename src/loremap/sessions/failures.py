@@ -1,0 +1,83 @@
+"""The failures of the agents' tool calls in this clone: one line each, for the hooks and
+`loremap errors`.
+
+`.loremap/cache/errors.jsonl` (ignored by git: it is this machine's history, not the project's
+lore) holds, per failure, when, the error's signature (`text/signature.py`), the tool, and for a
+shell command the command (credentials redacted, cut to `MAX_COMMAND` characters). The hook of
+a failed tool call appends to it; what fixed an error is lore, and lives in an `error` note.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+ERRORS_LOG = "cache/errors.jsonl"  # under .loremap/ (ignored by git)
+MAX_LOG_BYTES = 1_000_000  # past this the older half of the log is dropped
+MAX_COMMAND = 300  # characters of a command kept in the log
+
+
+def record(loremap_dir: Path, key: str, tool: str, command: str) -> int:
+    """Append one failure to the log; how many times `key` is in it now (this one included).
+    The command is kept redacted and cut; past `MAX_LOG_BYTES` the older half is dropped."""
+    from loremap.errors import UserError
+    from loremap.vault import fs
+
+    if command:
+        from loremap.vault.secrets import redact, scan
+
+        found = scan(command)
+        command = (redact(command, found) if found else command)[:MAX_COMMAND]
+    root = loremap_dir.parent
+    path = loremap_dir / ERRORS_LOG
+    line = json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "signature": key, "tool": tool, "command": command},
+                      ensure_ascii=False) + "\n"
+    old = b""
+    try:
+        if path.parent.exists():
+            fs.check_folder(path.parent, root)  # a cache/ linked out of the repository
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        with fs.file_lock(path.with_suffix(".lock"), 2.0, root):
+            old = fs.read_confined(path, root) if path.exists() else b""
+            if len(old) > MAX_LOG_BYTES:
+                old = old[len(old) // 2:].split(b"\n", 1)[-1]
+            fs.atomic_write(path, old + line.encode("utf-8"), root, durable=False)
+    except (OSError, UserError):
+        pass  # not counted: the lookup goes on
+    return count_in(old, key) + 1
+
+
+def count_in(data: bytes, key: str) -> int:
+    count = 0
+    for raw in data.splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("signature") == key:
+            count += 1
+    return count
+
+
+def read_log(loremap_dir: Path) -> list[dict[str, str]]:
+    """The failures logged in this clone, oldest first (unreadable lines skipped)."""
+    from loremap.errors import UnsafePath
+    from loremap.vault import fs
+
+    path = loremap_dir / ERRORS_LOG
+    try:
+        data = fs.read_confined(path, loremap_dir.parent)
+    except (OSError, UnsafePath):
+        return []
+    out = []
+    for raw in data.splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("signature"), str):
+            out.append({k: str(v) for k, v in entry.items()})
+    return out
