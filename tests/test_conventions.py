@@ -37,6 +37,7 @@ RUNS = {
     "bundle": ["bundle", "-o", "{tmp}/loremap.mcpb"],
     "outcome": ["outcome", "procedure-renew-the-login-token", "success"],
     "errors": ["errors"],
+    "dedupe": ["dedupe"],
     "forget": ["forget", "bug-login-breaks-on-expiry"],
 }
 

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "forget": "archive a note, or delete it with --purge",
     "outcome": "count whether following a procedure worked (success) or not (failure)",
     "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
+    "dedupe": "notes that say the same thing: copies merged with --apply, near ones listed",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
@@ -385,6 +386,10 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "forget": _forget,
     "outcome": _outcome,
     "errors": lambda p: None,
+    "dedupe": lambda p: p.add_argument(
+        "--apply", action="store_true",
+        help="merge the notes whose text is the same (the copy's title becomes an alias, the "
+             "copy is superseded); near ones are only listed"),
     "handoff": _handoff,
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",

@@ -557,6 +557,43 @@ class Memory:
             self._index(self._replace_file(vault, counted, batches))
         return counted
 
+    def merge(self, keep_id: str, copy_id: str) -> Note:
+        """Fold the note `copy_id` into `keep_id`, both files in one batch: the copy's title
+        becomes an alias of the kept note (a search for it still finds it), its files, tags
+        and links join the kept note's, the higher of each outcome counter is kept (never the
+        sum: a copy is often a re-import), and the copy is superseded by the kept note.
+        Returns the kept note as written."""
+        vault = self.vault_of(keep_id)
+        if not vault.exists(copy_id):
+            raise InvalidInput(f"'{keep_id}' and '{copy_id}' are not in the same vault")
+        now = self.clock()
+        with self._files_and_index(vault) as batches:
+            keep, copy = vault.read(keep_id).note, vault.read(copy_id).note
+            for note in (keep, copy):
+                if note.status is not Status.ACTIVE:
+                    raise InvalidInput(f"'{note.id}' is {note.status.value}: only active notes "
+                                       "are merged (nothing was changed)")
+            aliases = [*keep.aliases, *(t for t in (copy.title, *copy.aliases)
+                                        if t != keep.title)]
+            kept = keep._replace(
+                aliases=tuple(dict.fromkeys(aliases)),
+                files=tuple(dict.fromkeys((*keep.files, *copy.files))),
+                tags=tuple(dict.fromkeys((*keep.tags, *copy.tags))),
+                links=tuple(dict.fromkeys(link for link in (*keep.links, *copy.links)
+                                          if link.target not in (keep.id, copy.id))),
+                file_hashes={**copy.file_hashes, **keep.file_hashes},
+                successes=max(keep.successes, copy.successes),
+                failures=max(keep.failures, copy.failures))
+            gone = copy._replace(status=Status.SUPERSEDED, superseded_by=keep.id,
+                                 valid_to=now.date().isoformat())
+            changes = [Change(note.id, vault.render(note),
+                              read_nofollow(vault.path_for(note.id))[0]) for note in (kept, gone)]
+            batches.append(Batch(vault, changes))
+            batches[-1].apply()
+            for note, change in zip((kept, gone), changes, strict=True):
+                self._index(vault.written(note, change.data))
+        return kept
+
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""
         vault = self.vault_of(note_id)
