@@ -721,8 +721,12 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
     (LoCoMo questions in their own conversation, CoSQA queries over the functions) and on
     questions it cannot (CoSQA's code questions asked of a conversation, LoCoMo's questions
     asked of the functions). The default configuration, whatever `--config` says (with
-    `--embedder`'s vectors)."""
+    `--embedder`'s vectors); then with the threshold `loremap calibrate` fits (`use/calibrate.py`
+    `fit`) per corpus on the even-numbered questions of each kind, scored on the odd-numbered
+    ones (held out), with 95 % Wilson intervals."""
     from loremap.search import Engine, Request
+    from loremap.search.track import wilson
+    from loremap.use.calibrate import fit
 
     lpath = args.data / "locomo" / "locomo-dev.json"
     cfolder = args.data / "cosqa"
@@ -736,13 +740,11 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         (cfolder / "code_idx_map.txt").read_text(encoding="utf-8")).items()}
     limit = args.limit or None
 
-    def rate(engine: Engine, queries: Sequence[str]) -> tuple[float, int]:
-        queries = list(queries)[:limit]
-        quiet = sum(engine.recall(Request(q)).abstained for q in queries)
-        return 100.0 * quiet / max(len(queries), 1), len(queries)
+    def signals(engine: Engine, queries: Sequence[str]) -> list[Any]:
+        return [engine.abstention(Request(q)) for q in list(queries)[:limit]]
 
-    rows: dict[str, tuple[float, int]] = {}
-    answered, crossed = [], []
+    # corpus -> (answerable signals, unanswerable signals); a corpus is one project.
+    corpora: dict[str, tuple[list[Any], list[Any]]] = {}
     chat_questions: list[str] = []
     for sample in samples:
         store = SqliteStore(work / f"{sample['sample_id']}.sqlite", analyzer)
@@ -752,26 +754,58 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         engine = Engine(store, analyzer, embedder=embedded(args, analyzer, store))
         questions = [qa["question"] for qa in sample["qa"]]
         chat_questions += questions
-        answered.append(rate(engine, questions))
-        crossed.append(rate(engine, code_queries[:100]))
+        corpora[f"locomo/{sample['sample_id']}"] = (signals(engine, questions),
+                                                    signals(engine, code_queries[:100]))
         store.close()
-
-    def pooled(parts: list[tuple[float, int]]) -> tuple[float, int]:
-        n = sum(k for _, k in parts)
-        return sum(r * k for r, k in parts) / max(n, 1), n
-
-    rows["answerable: LoCoMo questions, own conversation"] = pooled(answered)
     store = cosqa_store(corpus, analyzer, False)
     engine = Engine(store, analyzer, embedder=embedded(
         args, analyzer, store, CACHE / "cosqa" / f"v{INDEX_VERSION}" / "files"))
-    rows["answerable: CoSQA queries, the functions"] = rate(engine, code_queries)
-    rows["unanswerable: CoSQA queries, each conversation"] = pooled(crossed)
-    rows["unanswerable: LoCoMo questions, the functions"] = rate(engine, chat_questions[::5])
+    corpora["cosqa"] = (signals(engine, code_queries), signals(engine, chat_questions[::5]))
     store.close()
+    threshold = engine.config.coverage
+
+    def pooled(kind: int, prefix: str, refused: Callable[[Any, str], bool],
+               part: slice = slice(None)) -> tuple[int, int]:
+        hits = total = 0
+        for name, pair in corpora.items():
+            if name.startswith(prefix):
+                chosen = pair[kind][part]
+                hits += sum(refused(s, name) for s in chosen)
+                total += len(chosen)
+        return hits, total
+
+    fitted = {name: fit(yes[0::2], no[0::2]).threshold for name, (yes, no) in corpora.items()}
+
+    def default(s: Any, name: str) -> bool:
+        return bool(s.always) or s.coverage < threshold
+
+    def calibrated(s: Any, name: str) -> bool:
+        return bool(s.always) or s.coverage < fitted[name]
+
+    rows = {
+        "answerable: LoCoMo questions, own conversation": (0, "locomo"),
+        "answerable: CoSQA queries, the functions": (0, "cosqa"),
+        "unanswerable: CoSQA queries, each conversation": (1, "locomo"),
+        "unanswerable: LoCoMo questions, the functions": (1, "cosqa"),
+    }
     print("abstention: share of questions answered \"nothing relevant in memory\"")
-    for label, (value, n) in rows.items():
-        print(f"    {label:50s} {value:5.1f} %  of {n}")
-    return {label: {"percent": value, "n": n} for label, (value, n) in rows.items()}
+    out: dict[str, Any] = {}
+    for label, (kind, prefix) in rows.items():
+        k, n = pooled(kind, prefix, default)
+        out[label] = {"percent": 100.0 * k / max(n, 1), "n": n}
+        print(f"    {label:50s} {100.0 * k / max(n, 1):5.1f} %  of {n}")
+    print(f"  after `calibrate` (fitted per corpus on the even-numbered questions, scored on "
+          f"the odd ones; thresholds {min(fitted.values()):g}..{max(fitted.values()):g}, "
+          f"default {threshold:g}):")
+    for label, (kind, prefix) in rows.items():
+        k, n = pooled(kind, prefix, calibrated, slice(1, None, 2))
+        before, _ = pooled(kind, prefix, default, slice(1, None, 2))
+        lo, hi = wilson(k, n - k)
+        out[label]["calibrated"] = {"percent": 100.0 * k / max(n, 1), "n": n,
+                                    "interval": [100 * lo, 100 * hi]}
+        print(f"    {label:50s} {100.0 * k / max(n, 1):5.1f} %  [{100 * lo:.1f}, {100 * hi:.1f}]"
+              f"  of {n} (default {100.0 * before / max(n, 1):.1f} %)")
+    return out
 
 
 DATASETS = {"locomo": locomo, "cosqa": cosqa, "swebench": swebench, "abstention": abstention}

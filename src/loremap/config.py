@@ -73,6 +73,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search.tuning", "", "LOREMAP_SEARCH_TUNING",
             "Search engine settings as key=value pairs (e.g. `ppr=0.5,mmr=0.7`); the keys are "
             "listed in docs/search.md."),
+    Setting("search.calibrated", "", "LOREMAP_SEARCH_CALIBRATED",
+            "What `loremap calibrate` last fitted (it writes this and the `coverage` of "
+            "search.tuning): the day, the dataset and the abstention rates."),
     Setting("search.embedder", "", "LOREMAP_EMBEDDER",
             "The embedding model of the vector list (empty: none; `loremap embed enable` sets "
             "it): `local` (all-MiniLM-L6-v2 from the `loremap[embed]` extra), a model "

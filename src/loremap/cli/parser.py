@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "outcome": "count whether following a procedure worked (success) or not (failure)",
     "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
     "dedupe": "notes that say the same thing: copies merged with --apply, near ones listed",
+    "calibrate": "fit when recall answers \"nothing relevant\" to questions with known answers",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
@@ -192,6 +193,14 @@ def _forget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", help="why it is forgotten (kept in the note)")
     p.add_argument("--purge", action="store_true",
                    help="delete the file and every index row of it")
+
+
+def _calibrate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", required=True, metavar="FILE.jsonl",
+                   help='questions with the ids that answer them ({"query": ..., "gold": '
+                        '[ids]}) and questions the memory cannot answer ("gold": [])')
+    p.add_argument("--apply", action="store_true",
+                   help="write the fitted threshold to .loremap/config.toml")
 
 
 def _outcome(p: argparse.ArgumentParser) -> None:
@@ -386,6 +395,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "forget": _forget,
     "outcome": _outcome,
     "errors": lambda p: None,
+    "calibrate": _calibrate,
     "dedupe": lambda p: p.add_argument(
         "--apply", action="store_true",
         help="merge the notes whose text is the same (the copy's title becomes an alias, the "

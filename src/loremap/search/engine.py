@@ -95,6 +95,15 @@ class Candidates(NamedTuple):
     closest: float = 0.0  # the best cosine of the vector list's nodes (0: no vectors)
 
 
+class Signal(NamedTuple):
+    """What abstention reads of a question: the largest share of its IDF mass one of the best
+    text matches holds (1.0 when a named entity or a close vector answers it), or the reason
+    it is never answered whatever the threshold (`always`)."""
+
+    coverage: float
+    always: str = ""
+
+
 class QueryTerms(NamedTuple):
     terms: tuple[str, ...]  # searched with (known to the index, at most max_terms)
     dropped: int  # terms left out of a long query
@@ -588,6 +597,25 @@ class Engine:
 
     # --- recall -----------------------------------------------------------------------------
 
+    def abstention(self, request: Request) -> Signal:
+        """What `recall` decides to abstain on for `request` (`loremap calibrate` fits the
+        `coverage` threshold to a project's questions with it)."""
+        return self._signal(self.candidates(request))
+
+    def _signal(self, c: Candidates) -> Signal:
+        q = c.query
+        if q.chatter:
+            return Signal(0.0, "a conversational reply, not a question")
+        if not c.fused:
+            return Signal(0.0, "no indexed item matches the question" if not q.dropped else
+                          "the question's words are in too many places to tell anything "
+                          "apart; name a file, a symbol or a note")
+        if c.named or c.closest >= self.config.meaning:
+            return Signal(1.0)  # an entity named, or a vector close enough: never abstains
+        text_hits = ([i for i, _ in c.fused if i in c.text]
+                     or [i for i, _ in c.fused])[: self.config.seeds]
+        return Signal(self.coverage(q, text_hits))
+
     def recall(self, request: Request) -> Recall:
         """The packed answer, or an abstention that says why there is none."""
         started = time.perf_counter()
@@ -599,18 +627,11 @@ class Engine:
                           items.left_out if items else 0, items is None, reason, q.terms,
                           time.perf_counter() - started)
 
-        if q.chatter:
-            return done(None, "a conversational reply, not a question")
-        if not c.fused:
-            return done(None, "no indexed item matches the question" if not q.dropped else
-                        "the question's words are in too many places to tell anything apart;"
-                        " name a file, a symbol or a note")
-        if self.config.abstain and not c.named:
-            text_hits = ([i for i, _ in c.fused if i in c.text]
-                         or [i for i, _ in c.fused])[: self.config.seeds]
-            if self.coverage(q, text_hits) < self.config.coverage and \
-                    c.closest < self.config.meaning:
-                return done(None, "no item holds enough of what the question asks")
+        signal = self._signal(c)
+        if signal.always:
+            return done(None, signal.always)
+        if self.config.abstain and signal.coverage < self.config.coverage:
+            return done(None, "no item holds enough of what the question asks")
         ranked = [(i, s) for i, s in c.fused[: request.limit * 3] if i in c.rows]
 
         def items() -> Iterator[Item]:

@@ -67,8 +67,9 @@ class Report(NamedTuple):
 # -- loading -----------------------------------------------------------------------------------
 
 
-def load_dataset(path: Path) -> list[Case]:
-    """Parse a JSON Lines dataset into cases; InvalidInput names the file and line of a defect."""
+def load_dataset(path: Path, unanswerable: bool = False) -> list[Case]:
+    """Parse a JSON Lines dataset into cases; InvalidInput names the file and line of a defect.
+    With `unanswerable`, `"gold": []` is a question the memory cannot answer (`calibrate`)."""
     where = _one_line(str(path))
     try:
         data = path.read_bytes()
@@ -84,13 +85,13 @@ def load_dataset(path: Path) -> list[Case]:
     # other characters that JSON allows raw inside strings.
     for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), 1):
         if raw.strip():
-            cases.append(_parse_case(raw, f"{where}:{number}", number))
+            cases.append(_parse_case(raw, f"{where}:{number}", number, unanswerable))
     if not cases:
         raise InvalidInput(f"{where}: the dataset has no cases")
     return cases
 
 
-def _parse_case(raw: str, where: str, number: int) -> Case:
+def _parse_case(raw: str, where: str, number: int, unanswerable: bool = False) -> Case:
     try:
         record = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -108,7 +109,7 @@ def _parse_case(raw: str, where: str, number: int) -> Case:
     if "gold" not in record:
         raise InvalidInput(f"{where}: 'gold' is missing; list the ids this query should find")
     gold = _strings(record["gold"], "gold", where, blank_ok=False)
-    if not gold:
+    if not gold and not unanswerable:
         raise InvalidInput(f"{where}: 'gold' is empty; list the ids this query should find")
     terms = _strings(record.get("terms", []), "terms", where, blank_ok=True)
     return Case(query, terms, tuple(dict.fromkeys(gold)), number)

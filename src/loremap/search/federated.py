@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from loremap.search.engine import Engine, Recall, Request
+from loremap.search.engine import Engine, Recall, Request, Signal
 from loremap.search.render import Item, pack
 
 
@@ -39,6 +39,15 @@ class Federated:
         return Recall(packed.items, packed.tokens,
                       found.left_out + mine.left_out + packed.left_out, False, "",
                       found.terms, time.perf_counter() - started)
+
+    def abstention(self, request: Request) -> Signal:
+        """The signal `recall` abstains on: the better of the two indexes' (it answers when
+        either does)."""
+        mine = self.project.abstention(request)
+        if not self.personal.store.node_count():
+            return mine
+        found = [s for s in (mine, self.personal.abstention(request)) if not s.always]
+        return max(found, key=lambda s: s.coverage) if found else mine
 
     def rank(self, request: Request, render_items: bool = True) -> list[Item]:
         ranked = self.project.rank(request, render_items)

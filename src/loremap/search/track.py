@@ -33,14 +33,20 @@ from loremap.model.search import NodeRow
 Z = 1.96  # the normal quantile of a 95 % interval
 
 
-def lower_bound(hits: int, misses: int, z: float = Z) -> float:
-    """The Wilson score interval's lower bound of hits / (hits + misses) (0 with none)."""
+def wilson(hits: int, misses: int, z: float = Z) -> tuple[float, float]:
+    """The Wilson score interval of hits / (hits + misses) ((0, 1) with none)."""
     n = hits + misses
     if n <= 0:
-        return 0.0
+        return 0.0, 1.0
     p = hits / n
     spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, (p + z * z / (2 * n) - spread) / (1 + z * z / n))
+    middle, scale = p + z * z / (2 * n), 1 + z * z / n
+    return max(0.0, (middle - spread) / scale), min(1.0, (middle + spread) / scale)
+
+
+def lower_bound(hits: int, misses: int, z: float = Z) -> float:
+    """The Wilson score interval's lower bound of hits / (hits + misses) (0 with none)."""
+    return wilson(hits, misses, z)[0] if hits + misses > 0 else 0.0
 
 
 def factor(successes: int, failures: int, weight: float = 1.0) -> float:

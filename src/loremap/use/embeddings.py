@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from loremap.config import CONFIG_FILE, SETTINGS, Settings
+from loremap.config import CONFIG_FILE, Settings
 from loremap.errors import EmbedderUnavailable, InvalidInput, NotFound
+from loremap.use.settings import write_setting
 
 if TYPE_CHECKING:
     from loremap.app import App
@@ -88,7 +88,7 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
         fetch(spec, app.user.models, progress=download_progress)
     embedder = _load(app, spec)
     embedder.embed_query("loremap")  # it loads and answers, or the setting stays as it was
-    _write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)
+    write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)
     app.settings = _with(app, spec)
     app.reset_embedder()
     return reembed(app, stale_only=True, progress=progress, embedder=embedder,
@@ -99,7 +99,7 @@ def disable(app: App) -> int:
     """Turn the vector list off and drop every vector; returns how many nodes had one."""
     if app.loremap_dir is None:
         raise NotFound("no loremap project here: run `loremap init` in the repository")
-    _write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", "")
+    write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", "")
     dropped = 0
     for _, store in _stores(app):
         dropped += sum(n for _, _, n in store.vector_models())
@@ -278,30 +278,3 @@ def _with(app: App, spec: str) -> Settings:
     values = dict(app.settings.values)
     values["search.embedder"] = spec
     return Settings(values)
-
-
-def _write_setting(config_file: Path, name: str, value: str) -> None:
-    """Set `name` (`section.key`) to `value` in `config_file`, keeping its comments and
-    layout (tomlkit); written atomically. An environment variable that overrides it stays
-    in force (`embed status` shows what is used)."""
-    import tomlkit
-    from tomlkit.exceptions import ParseError
-
-    from loremap.vault.fs import atomic_write
-
-    if name not in {s.name for s in SETTINGS}:
-        raise InvalidInput(f"unknown setting {name!r}")
-    section, _, key = name.partition(".")
-    text = config_file.read_text(encoding="utf-8") if config_file.is_file() else ""
-    try:
-        doc = tomlkit.parse(text)
-    except ParseError as exc:
-        raise InvalidInput(f"{config_file}: not valid TOML ({exc})") from None
-    table = doc.get(section)
-    if table is None:
-        table = tomlkit.table()
-        doc[section] = table
-    if not isinstance(table, dict):
-        raise InvalidInput(f"{config_file}: [{section}] is not a table")
-    table[key] = value
-    atomic_write(config_file, tomlkit.dumps(doc).encode("utf-8"))

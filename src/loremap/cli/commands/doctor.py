@@ -28,6 +28,10 @@ def run(args: argparse.Namespace) -> int:
         repo = find_project_root(Path.cwd()) if app.loremap_dir is None else app.root
         findings = diagnose(app.memory, app.loremap_dir, fts5_available(), fix=args.fix,
                             repo=repo)
+        if app.loremap_dir is not None:
+            from loremap.use.calibrate import in_force
+
+            findings.append(in_force(app))
     finally:
         app.close()
     if args.fix and any(f.check == "index-file" and f.fixed for f in findings):

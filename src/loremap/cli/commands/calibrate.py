@@ -1,0 +1,43 @@
+"""`loremap calibrate --dataset FILE [--apply]`: fit the abstention threshold to the project."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from loremap.app import App
+from loremap.cli.output import emit_json, lines, warn
+from loremap.use.calibrate import Rates, calibrate
+from loremap.use.fresh import ALWAYS
+
+
+def _rates(r: Rates) -> dict[str, object]:
+    return {"threshold": r.threshold, "false_abstention": round(r.false_abstention, 4),
+            "false_interval": [round(x, 4) for x in r.false_interval],
+            "true_abstention": round(r.true_abstention, 4),
+            "true_interval": [round(x, 4) for x in r.true_interval]}
+
+
+def _line(label: str, r: Rates) -> str:
+    lo, hi = r.false_interval
+    tlo, thi = r.true_interval
+    return (f"{label} coverage {r.threshold:g}: answerable refused {r.false_abstention:.1%} "
+            f"[{lo:.1%}, {hi:.1%}], unanswerable refused {r.true_abstention:.1%} "
+            f"[{tlo:.1%}, {thi:.1%}]")
+
+
+def run(args: argparse.Namespace) -> int:
+    with App.open() as app:
+        done = calibrate(app, Path(args.dataset), ALWAYS, apply=args.apply)
+    if args.json:
+        emit_json({"answerable": done.answerable, "unanswerable": done.unanswerable,
+                   "before": _rates(done.before), "after": _rates(done.after),
+                   "applied": done.applied, "warnings": done.warnings})
+        return 0
+    warn(done.warnings)
+    lines([f"{done.answerable} answerable and {done.unanswerable} unanswerable questions "
+           "(held-in: the figures are on the questions that fitted the threshold)",
+           _line("now   ", done.before), _line("fitted", done.after),
+           "written to search.tuning and search.calibrated in .loremap/config.toml"
+           if done.applied else "not written: `--apply` writes it to .loremap/config.toml"])
+    return 0
