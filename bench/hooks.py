@@ -13,7 +13,9 @@ fed the event JSON on stdin:
     pasted tracebacks, off-topic), one a run;
   - session-start (startup, nothing changed: an incremental index that parses nothing),
     session-start after compaction, pre-tool (a file with notes, a new session each run),
-    post-tool (the meter), stop, pre-compact.
+    pre-tool before a shell command (the error notes recording it), post-tool (the meter),
+    tool-failure (a failed shell command: its signature logged and looked up), stop,
+    pre-compact.
 `loremap search` with the prompts' questions is measured the same way (a CLI read). Each event
 is measured three ways in the same run: in its own process (`LOREMAP_DAEMON=off`,
 what every hook did before the daemon), through a warm daemon (`loremap daemon`, started once
@@ -100,7 +102,14 @@ def measure(root: Path, transcript: Path, prompts: list[str], runs: int,
         "pre-tool": (["pre-tool"], lambda i: {**base, "session_id": f"bench-{i}",
                                               "tool_name": "Read",
                                               "tool_input": {"file_path": target}}),
+        "pre-tool (Bash)": (["pre-tool"], lambda i: {
+            **base, "session_id": f"bench-{i}", "tool_name": "Bash",
+            "tool_input": {"command": f"python manage.py test app{i % 7}"}}),
         "post-tool": (["post-tool"], lambda i: {**base, "tool_name": "Read"}),
+        "tool-failure": (["tool-failure"], lambda i: {
+            **base, "session_id": f"bench-{i}", "tool_name": "Bash", "is_interrupt": False,
+            "tool_input": {"command": f"python manage.py test app{i % 7}"},
+            "error": f"Exit code 1\nModuleNotFoundError: No module named 'app{i % 7}'"}),
         "stop": (["stop"], lambda i: {**base, "session_id": f"bench-{i}",
                                       "stop_hook_active": False}),
         "pre-compact": (["pre-compact"], lambda i: {**base, "trigger": "auto"}),

@@ -110,20 +110,33 @@ def test_a_prompt_through_the_daemon_is_the_prompt_in_process(noted, env, daemon
 
 
 def test_every_event_answers_the_same_through_the_daemon(noted, env, daemon, cli):
+    assert cli("remember", "-t", "error", "--title", "The token file is missing", "-m",
+               "Run the login first.", "--error", "FileNotFoundError: no token in ~/.app",
+               "--command", "make deploy").code == 0
     assert cli("index").code == 0  # the map is current: the daemon injects it, then refreshes
+    failed = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
     events = [("session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
               ("pre-tool", {"hook_event_name": "PreToolUse", "tool_name": "Read",
                             "tool_input": {"file_path": "src/auth/login.ts"}}),
+              ("pre-tool", {"hook_event_name": "PreToolUse", **failed}),
               ("post-tool", {"hook_event_name": "PostToolUse", "tool_name": "Read",
                              "tool_input": {"file_path": "x"}, "tool_response": "x"}),
+              ("tool-failure", {"hook_event_name": "PostToolUseFailure", **failed,
+                                "error": "Exit code 2\nFileNotFoundError: no token in ~/.app",
+                                "is_interrupt": False}),
               ("stop", {"hook_event_name": "Stop", "stop_hook_active": False})]
+    log = noted / ".loremap" / "cache" / "errors.jsonl"
     for number, (event, body) in enumerate(events):
         base = {"cwd": str(noted), **body}
+        log.unlink(missing_ok=True)  # a failure counts: each side starts from none
         warm = hook(event, {**base, "session_id": f"warm{number}"}, env)
+        log.unlink(missing_ok=True)
         alone = hook(event, {**base, "session_id": f"cold{number}"},
                      {**env, "LOREMAP_DAEMON": "off"})
         assert warm.returncode == alone.returncode == 0
         assert warm.stdout.replace(b"warm", b"") == alone.stdout.replace(b"cold", b""), event
+        if body.get("tool_name") == "Bash":
+            assert b"The token file is missing" in warm.stdout, event
 
 
 def test_the_thin_client_imports_no_settings_no_index_no_engine(noted, env, daemon):

@@ -25,9 +25,14 @@ MORE = [
      "tool_input": {"file_path": "src/auth/login.ts"}, "tool_response": "x", "duration_ms": 3},
     {"hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "done"},
     {"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": None},
+    {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_2",
+     "tool_input": {"command": "make deploy", "description": "deploy"}},
+    {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": "toolu_2",
+     "tool_input": {"command": "make deploy", "description": "deploy"}, "is_interrupt": False,
+     "error": "Exit code 2\nFileNotFoundError: no token in /home/ann/.app", "duration_ms": 40},
 ]
 EVENT_ARG.update({"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop",
-                  "PreCompact": "pre-compact"})
+                  "PreCompact": "pre-compact", "PostToolUseFailure": "tool-failure"})
 
 
 def run_hook(event: str, stdin: bytes, *flags: str) -> subprocess.CompletedProcess[bytes]:
@@ -50,6 +55,9 @@ def test_the_hook_imports_nothing_heavy_on_real_payloads(payload, project, cli, 
     tool call, a session start), whatever the event does."""
     assert cli("remember", "-t", "gotcha", "--title", "Login needs a fresh token", "-m",
                "login() fails on an expired token", "-f", "src/auth/login.ts").code == 0
+    assert cli("remember", "-t", "error", "--title", "No token file", "-m", "Log in first.",
+               "--error", "FileNotFoundError: no token in /tmp/x", "--command",
+               "make deploy").code == 0
     # Files written within the last clock tick are re-read on principle (their stat cannot be
     # trusted yet); age them, as the files of a real project are.
     for path in [*(project / ".loremap" / "notes").rglob("*.md"), *(project / "src").rglob("*")]:
@@ -67,7 +75,9 @@ def test_the_hook_imports_nothing_heavy_on_real_payloads(payload, project, cli, 
                       "-X", "importtime")
     assert result.returncode == 0
     assert not (isolated_home / "loremap" / "logs" / "hook.log").exists()
-    if payload["hook_event_name"] in ("SessionStart", "Setup", "UserPromptSubmit"):
+    if payload["hook_event_name"] in ("SessionStart", "Setup", "UserPromptSubmit",
+                                      "PostToolUseFailure") or \
+            payload.get("tool_name") == "Bash":
         assert b"project-memory" in result.stdout
     modules = imported_modules(result.stderr.decode())
     assert "loremap" in modules  # the package itself was imported and measured
