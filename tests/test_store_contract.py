@@ -403,6 +403,18 @@ def test_a_track_record_and_an_error_note_are_indexed_and_found_alike(open_store
     assert store.error_notes("", "python main.py")[0].remedy_title is None
 
 
+def test_a_note_keeps_its_vectors_until_its_title_or_body_changes(open_store):
+    store = open_store()
+    proc = note("procedure-deploy", "Deploy", "make deploy", NoteType.PROCEDURE)
+    fill(store, [proc])
+    with store.write():
+        store.put_vectors("hash-8", 8, [("procedure-deploy", 0, [0.5] * 8)])
+    fill(store, [proc._replace(successes=4, tags=("ops",))])  # an outcome, a tag
+    assert store.missing_vectors("hash-8", 10) == []
+    fill(store, [proc._replace(body="make deploy, then check /health")])
+    assert [i for i, _ in store.missing_vectors("hash-8", 10)] == ["procedure-deploy"]
+
+
 # --- PostgreSQL only -------------------------------------------------------------------------
 
 

@@ -325,8 +325,8 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
         """Insert or replace one node with its postings (`columns`: the six FTS columns as
         analyzer tokens). A replaced node keeps its `seq` (SQLite keeps its rowid)."""
         counts, total = column_counts(columns)
-        old = self.execute("SELECT doc_len FROM nodes WHERE project = %s AND id = %s",
-                           (self.project, node_id)).fetchone()
+        old = self.execute("SELECT doc_len, title, body FROM nodes WHERE project = %s AND "
+                           "id = %s", (self.project, node_id)).fetchone()
         names = ["kind", "doc_len", *fields]
         values = [kind, total, *(_param(v) for v in fields.values())]
         if old is None:
@@ -340,8 +340,11 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
                 "WHERE project = %s AND id = %s", (*values, self.project, node_id))
             self.execute("DELETE FROM postings WHERE project = %s AND node = %s",
                          (self.project, node_id))
-            self.execute("DELETE FROM vectors WHERE project = %s AND id = %s",
-                         (self.project, node_id))
+            # A note's vectors are of its title and body: a change of anything else keeps
+            # them (a code file's text is read from the working tree: always dropped).
+            if kind != "note" or (old[1], old[2]) != (fields.get("title"), fields.get("body")):
+                self.execute("DELETE FROM vectors WHERE project = %s AND id = %s",
+                             (self.project, node_id))
         self.bump("tokens", total - (int(old[0]) if old else 0))
         self.copy_rows("postings", ("term", "node", "dl", "t0", "t1", "t2", "t3", "t4", "t5"),
                        ((term, node_id, total, *tf) for term, tf in counts.items()))

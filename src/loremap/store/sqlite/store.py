@@ -205,7 +205,8 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
     def upsert_note(self, note: Note, scope: str, path: str, content_hash: str, mtime_ns: int,
                     size: int, text: str | None = None, edited_ns: int = 0) -> None:
         c = self.conn
-        row = c.execute("SELECT rowid FROM nodes WHERE id = ?", (note.id,)).fetchone()
+        row = c.execute("SELECT rowid, title, body FROM nodes WHERE id = ?",
+                        (note.id,)).fetchone()
         values = (
             note.id, "note", scope, note.type.value, note.title, note.body, path,
             note.status.value, note.recorded_at, note.valid_from, note.valid_to,
@@ -232,7 +233,10 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
                 "failures = ?, signature = ?, remedy = ?, command = ? WHERE rowid = ?",
                 (*values, rowid))
             c.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-            c.execute("DELETE FROM vectors WHERE id = ?", (note.id,))
+            if (row[1], row[2]) != (note.title, note.body):
+                # A note's vectors are of its title and body (`missing_vectors`): a change
+                # of its counters, links or status keeps them.
+                c.execute("DELETE FROM vectors WHERE id = ?", (note.id,))
         tokens = self.analyzer.tokens
         c.execute(
             "INSERT INTO fts (rowid, title, body, tags, symbols, path, content) "
