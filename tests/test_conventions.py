@@ -38,6 +38,7 @@ RUNS = {
     "outcome": ["outcome", "procedure-renew-the-login-token", "success"],
     "errors": ["errors"],
     "dedupe": ["dedupe"],
+    "verify": ["verify", "login", "breaks", "on", "expiry"],
     "forget": ["forget", "bug-login-breaks-on-expiry"],
 }
 

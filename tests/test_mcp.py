@@ -110,11 +110,11 @@ def test_the_lean_catalogue_lists_eight_short_tools_that_refuse_unknown_argument
     assert estimate_tokens(json.dumps(tool_definitions("lean"))) <= 2000
 
 
-def test_the_full_catalogue_adds_timeline_and_stats(shop):
+def test_the_full_catalogue_adds_timeline_stats_and_verify(shop):
     async def body(c: Client) -> list[str]:
         return [t.name for t in (await c.list_tools()).tools]
 
-    assert run(shop, body, "full") == [*LEAN, "timeline", "stats"]
+    assert run(shop, body, "full") == [*LEAN, "timeline", "stats", "verify"]
 
 
 def test_the_server_tells_the_agent_when_to_recall_and_remember_and_that_recall_is_data(shop):

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
     "dedupe": "notes that say the same thing: copies merged with --apply, near ones listed",
     "calibrate": "fit when recall answers \"nothing relevant\" to questions with known answers",
+    "verify": "what the memory says about a claim: its evidence (a verdict needs a judge)",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
@@ -396,6 +397,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "outcome": _outcome,
     "errors": lambda p: None,
     "calibrate": _calibrate,
+    "verify": lambda p: p.add_argument("claim", nargs="+", help="the claim, in words"),
     "dedupe": lambda p: p.add_argument(
         "--apply", action="store_true",
         help="merge the notes whose text is the same (the copy's title becomes an alias, the "

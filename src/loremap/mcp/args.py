@@ -62,6 +62,10 @@ class OutcomeArgs(NamedTuple):
     note: str | None = None
 
 
+class VerifyArgs(NamedTuple):
+    claim: str
+
+
 class RelatedArgs(NamedTuple):
     target: str
     limit: int = 50
@@ -77,7 +81,7 @@ class StatsArgs(NamedTuple):
 
 
 ToolArgs = (RecallArgs | RememberArgs | ReadArgs | MapArgs | HandoffArgs | ForgetArgs
-            | OutcomeArgs | RelatedArgs | TimelineArgs | StatsArgs)
+            | OutcomeArgs | RelatedArgs | TimelineArgs | StatsArgs | VerifyArgs)
 Raw = Mapping[str, Any]
 
 
@@ -123,12 +127,13 @@ PARSERS: dict[str, Callable[[Raw], ToolArgs]] = {
     "timeline": lambda raw: TimelineArgs(raw.get("since") or None,
                                          int(raw.get("commits") or 10)),
     "stats": lambda raw: StatsArgs(),
+    "verify": lambda raw: VerifyArgs(raw["claim"]),
 }
 RECORDS: dict[str, type[NamedTuple]] = {
     "recall": RecallArgs, "remember": RememberArgs, "read": ReadArgs, "map": MapArgs,
     "handoff": HandoffArgs, "forget": ForgetArgs, "outcome": OutcomeArgs,
     "related": RelatedArgs,
-    "timeline": TimelineArgs, "stats": StatsArgs,
+    "timeline": TimelineArgs, "stats": StatsArgs, "verify": VerifyArgs,
 }
 FACT_FIELDS = ("type", "title", "body", "files", "links", "supersedes", "tags", "error",
                "remedy", "command")

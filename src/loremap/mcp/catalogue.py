@@ -141,6 +141,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=True, full_only=True),
     ToolSpec("stats", "Counts of notes by type and status, code files, symbols and the index.",
              _object({}), read_only=True, full_only=True),
+    ToolSpec("verify", (
+        "Check a claim against the memory: the evidence, and supports / contradicts / unknown "
+        "(judged by your model when the client offers sampling)."),
+        _object({"claim": _str("one claim", 2000)}, ("claim",)), read_only=True,
+        full_only=True),
 )
 
 

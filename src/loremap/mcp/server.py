@@ -27,10 +27,11 @@ from loremap import __version__
 from loremap.errors import UserError
 from loremap.logs import log_exception
 from loremap.mcp import prompts
-from loremap.mcp.args import MapArgs, ToolArgs, parse
+from loremap.mcp.args import MapArgs, ToolArgs, VerifyArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
 from loremap.mcp.tools import call
+from loremap.use.fresh import SERVER
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("loremap.mcp")
 LOG_NAME = "mcp.log"
+SAMPLING_TIMEOUT_S = 60  # how long the client's model may take to judge a claim
 
 INSTRUCTIONS = """\
 loremap is this project's memory: the map of the code and the lessons of past sessions.
@@ -123,7 +125,10 @@ class Loremap:
         try:
             typed = tool.check(arguments)
             folder = await self.folder(ctx)
-            text = await anyio.to_thread.run_sync(self._run, typed, folder)
+            if isinstance(typed, VerifyArgs) and _samples(ctx):
+                text = await self._verify(ctx, typed, folder)
+            else:
+                text = await anyio.to_thread.run_sync(self._run, typed, folder)
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -136,6 +141,44 @@ class Loremap:
             return _text(f"internal error in {tool.spec.name}: {type(exc).__name__}: {exc} "
                          f"(details in {where})", is_error=True)
         return _text(text)
+
+    async def _verify(self, ctx: ServerRequestContext[Any], args: VerifyArgs,
+                      folder: Path | None) -> str:
+        """`verify` judged by the client's own model (MCP sampling): the evidence is gathered
+        under the project's lock, the model asked outside it (use/verify.py)."""
+        from loremap.use import verify
+
+        claim = verify.check_claim(args.claim)
+
+        def gather() -> tuple[list[verify.Evidence], list[str], list[str]]:
+            with self.projects.use(folder) as (app, notices):
+                evidence, said = verify.gather(app, claim, SERVER)
+            return evidence, said, notices
+
+        evidence, said_before, notices = await anyio.to_thread.run_sync(gather)
+        reply, problem = None, ""
+        if evidence:
+            try:
+                # Sampling is deprecated from protocol 2026-07-28 on; the clients that offer
+                # it today still answer it (as for roots in `_first_root`).
+                with warnings.catch_warnings(), anyio.fail_after(SAMPLING_TIMEOUT_S):
+                    warnings.simplefilter("ignore")
+                    answer = await ctx.session.create_message(
+                        [types.SamplingMessage(role="user", content=types.TextContent(
+                            type="text", text=verify.judge_prompt(claim, evidence)))],
+                        max_tokens=300, temperature=0.0, include_context="none")
+                content = answer.content
+                said = content.text if isinstance(content, types.TextContent) else ""
+                reply = verify.read_reply(said)
+                problem = "" if reply is not None else \
+                    "the client's model answered, but not with a verdict in JSON"
+            except Exception as exc:  # noqa: BLE001 - a refused or failed sampling: unknown
+                problem = (f"the client's model did not answer ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})")
+        done = verify.decide(claim, evidence, reply, "sampling", problem, said_before)
+        lines = [*(f"degraded: {n}" for n in notices), *verify.render(done),
+                 *(f"warning: {w}" for w in done.warnings)]
+        return "\n".join(lines)
 
     def _run(self, arguments: ToolArgs, folder: Path | None) -> str:
         with self.projects.use(folder) as (app, notices):
@@ -213,6 +256,13 @@ class Loremap:
             return prompts.render(params.name, dict(params.arguments or {}))
         except UserError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+
+
+def _samples(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the client declared the sampling capability (its model can be asked)."""
+    params = getattr(ctx.session, "client_params", None)
+    capabilities = getattr(params, "capabilities", None)
+    return capabilities is not None and getattr(capabilities, "sampling", None) is not None
 
 
 async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:

@@ -24,6 +24,7 @@ from loremap.mcp.args import (
     StatsArgs,
     TimelineArgs,
     ToolArgs,
+    VerifyArgs,
 )
 from loremap.use import notes
 from loremap.use.fresh import SERVER, refresh
@@ -156,6 +157,15 @@ def stats(app: App, args: StatsArgs) -> str:
     ])
 
 
+def verify(app: App, args: VerifyArgs) -> str:
+    """Without the client's model (no sampling): the evidence, and `unknown`."""
+    from loremap.use.verify import render
+    from loremap.use.verify import verify as run
+
+    done = run(app, args.claim, SERVER)
+    return "\n".join([*render(done), *_noted(done.warnings, "warning")])
+
+
 def call(app: App, args: ToolArgs) -> str:
     """Run the tool whose arguments `args` are."""
     match args:
@@ -179,5 +189,7 @@ def call(app: App, args: ToolArgs) -> str:
             return timeline(app, args)
         case StatsArgs():
             return stats(app, args)
+        case VerifyArgs():
+            return verify(app, args)
         case _:
             assert_never(args)
