@@ -10,8 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
+from loremap.mcp.projects import Projects
+from loremap.mcp.server import build_server
 from loremap.sessions.failures import MAX_LOG_BYTES, read_log, record
 from loremap.text.signature import command_key, signature
 from loremap.vault.frontmatter import parse_note
@@ -181,12 +185,8 @@ def test_loremap_errors_lists_each_signature_with_its_count_and_remedy(recorded,
 
 
 def test_an_agent_records_an_error_and_its_remedy_through_the_mcp_server(project, cli):
-    import anyio
-    from mcp import Client
-
-    from loremap.mcp.projects import Projects
-    from loremap.mcp.server import build_server
-
+    # (The SDK is imported with the module, not here: its stdio client binds sys.stderr as
+    # its default error log when first imported, and here that is pytest's capture.)
     out: list[str] = []
 
     async def main() -> None:

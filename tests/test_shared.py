@@ -247,6 +247,38 @@ def test_the_pre_tool_hook_keeps_the_database_s_warnings_for_a_while(team, monke
     assert before("cart.py", "s6") == ""
 
 
+def test_a_teammate_s_failed_command_is_named_before_it_runs_from_what_was_kept(team,
+                                                                              monkeypatch):
+    """Before each shell command on a shared database, the hook reads the error notes by
+    command once and keeps them, as it does the files' warnings."""
+    from loremap.app import App
+    from loremap.hook import pretool
+
+    url = team["url"]
+    ann, ann_home = team["ann"]
+    bob, bob_home = team["bob"]
+    ok(loremap(ann, ann_home, url, "remember", "-t", "error", "--title", "Deploy needs a token",
+               "-m", "make deploy reads ~/.deploy-token.", "--error",
+               "FileNotFoundError: no token", "--command", "make deploy"))
+    environ = {"LOREMAP_HOME": str(bob_home), "LOREMAP_DATABASE_URL": url}
+
+    def before(command, session="s1"):
+        out = pretool.pre_tool({"session_id": session, "cwd": str(bob), "tool_name": "Bash",
+                                "hook_event_name": "PreToolUse",
+                                "tool_input": {"command": command}}, environ)
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+    assert "Deploy needs a token" in before("make  deploy")
+    assert (bob / ".loremap" / pretool.SHARED_COMMANDS).is_file()
+
+    def no_database(*args, **kwargs):
+        raise AssertionError("the database was asked again")
+
+    monkeypatch.setattr(App, "open", no_database)
+    assert "Deploy needs a token" in before("make deploy", "s2")  # from what was kept
+    assert before("make test", "s3") == ""
+
+
 def test_an_unreachable_database_costs_the_pre_tool_hook_one_short_wait(team, monkeypatch):
     """A server that does not answer: the hook waits libpq's least (2 s, not the CLI's 10),
     says nothing, logs why, and does not try again before its cache expires."""

@@ -24,7 +24,7 @@ from loremap.hook.context import (
     open_app,
     shared_configured,
 )
-from loremap.store.rows import ErrorRow
+from loremap.store.rows import ErrorRow, error_row
 
 MAX_NOTES = 3
 
@@ -75,7 +75,16 @@ def before_command(payload: Mapping[str, object], loremap_dir: Path,
     command = bash_command(payload)
     if not command:
         return ""
-    notes = error_notes(loremap_dir, environ, "", command_key(command))
+    key = command_key(command)
+    if shared_configured(loremap_dir, environ):
+        from loremap.hook.pretool import SHARED_COMMANDS, shared_table
+
+        table = shared_table(loremap_dir, environ, SHARED_COMMANDS,
+                             lambda app: app.store.failed_commands())
+        notes = ([error_row(row) for row in table.get(key, [])] if table is not None
+                 else _local_error_notes(loremap_dir, "", key))
+    else:
+        notes = _local_error_notes(loremap_dir, "", key)
     if not notes:
         return ""
     lines = ["This command failed before in this project:", *describe(notes)]
@@ -111,9 +120,6 @@ def error_notes(loremap_dir: Path, environ: Mapping[str, str], key: str, command
                 ) -> list[ErrorRow]:
     """The error notes recording `key` or `command`: read from the SQLite index without the
     App (a failure and a command are frequent), or asked of the shared database."""
-    import sqlite3
-    from contextlib import closing
-
     if shared_configured(loremap_dir, environ):
         from loremap.errors import StoreError
 
@@ -123,6 +129,14 @@ def error_notes(loremap_dir: Path, environ: Mapping[str, str], key: str, command
                     return app.store.error_notes(key, command)
         except StoreError:
             return []
+    return _local_error_notes(loremap_dir, key, command)
+
+
+def _local_error_notes(loremap_dir: Path, key: str, command: str | None) -> list[ErrorRow]:
+    """`error_notes` from the project's SQLite index, on a read-only connection."""
+    import sqlite3
+    from contextlib import closing
+
     from loremap.store.sqlite.code import CodeReader
     from loremap.vault.project import INDEX_FILE
 
@@ -135,3 +149,4 @@ def error_notes(loremap_dir: Path, environ: Mapping[str, str], key: str, command
             return CodeReader(conn).error_notes(key, command)
     except sqlite3.OperationalError:  # an index of an older schema: nothing recorded yet
         return []
+

@@ -8,8 +8,9 @@ search: these notes name the file in their `files` or links.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loremap.hook.context import (
     additional_context,
@@ -20,11 +21,15 @@ from loremap.hook.context import (
     shared_configured,
 )
 
+if TYPE_CHECKING:
+    from loremap.app import App
+
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 WARNING_TYPES = ("gotcha", "bug")
 MAX_NOTES = 5
 BODY_CHARS = 600
 SHARED_CACHE = "cache/file-warnings.json"  # under .loremap/ (ignored by git)
+SHARED_COMMANDS = "cache/failed-commands.json"  # the error notes by failed command
 SHARED_CACHE_S = 30.0  # how long the shared database's warnings are kept
 
 
@@ -106,30 +111,39 @@ def _warnings(loremap_dir: Path, path: str, environ: Mapping[str, str]
 
 def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
                      ) -> Mapping[str, Sequence[Sequence[object]]] | None:
-    """Path -> the warnings about it, from the shared database; None when the project is not
-    shared after all.
+    """Path -> the warnings about it, from the shared database (`shared_table`); None when
+    the project is not shared after all."""
+    return shared_table(loremap_dir, environ, SHARED_CACHE,
+                        lambda app: app.store.warnings_by_path(WARNING_TYPES))
 
-    Trigger: a shared database, asked before every file an agent touches.
+
+def shared_table(loremap_dir: Path, environ: Mapping[str, str], name: str,
+                 read: Callable[[App], Mapping[str, Sequence[Sequence[object]]]]
+                 ) -> Mapping[str, Sequence[Sequence[object]]] | None:
+    """A table the hooks read from the shared database before a tool call (`read` of the
+    App), kept in `.loremap/<name>`; None when the project is not shared after all.
+
+    Trigger: a shared database, asked before every file an agent touches or command it runs.
     Why: the PostgreSQL driver's import and a connection cost ~0.16 s, five times the whole
       SQLite lookup, on each of a session's hundreds of tool calls.
-    Outcome: the project's every warning is read in one statement and kept in
-      `.loremap/cache/` for `SHARED_CACHE_S`; a note written here (the notes folder changes)
-      or other settings (the URL, the project key, config.toml) read it again at once. A
-      teammate's new gotcha reaches this machine's hook within that time. A server that does
-      not answer is asked again only then.
+    Outcome: the whole table is read in one statement and kept in `.loremap/cache/` for
+      `SHARED_CACHE_S`; a note written here (the notes folder changes) or other settings (the
+      URL, the project key, config.toml) read it again at once. A teammate's new note reaches
+      this machine's hook within that time. A server that does not answer is asked again only
+      then.
     """
     import hashlib
     import json
     import time
 
-    cache = loremap_dir / SHARED_CACHE
+    cache = loremap_dir / name
     key = hashlib.sha256(repr((environ.get("LOREMAP_DATABASE_URL"),
                                environ.get("LOREMAP_PROJECT_KEY"),
                                config_bytes(loremap_dir))).encode()).hexdigest()
     from loremap.errors import UnsafePath
     from loremap.vault.fs import read_confined
 
-    try:  # never through a symlink: these warnings go into the agent's context
+    try:  # never through a symlink: these rows go into the agent's context
         kept = json.loads(read_confined(cache, loremap_dir.parent).decode("utf-8"))
         written = cache.stat().st_mtime
         fresh = (kept["key"] == key and 0 <= time.time() - written < SHARED_CACHE_S
@@ -146,13 +160,13 @@ def _shared_warnings(loremap_dir: Path, environ: Mapping[str, str]
         with open_app(loremap_dir.parent, environ) as app:
             if not app.shared:
                 return None
-            paths = app.store.warnings_by_path(WARNING_TYPES)
+            table = read(app)
     except StoreError as exc:
         # An unreachable server: nothing to say, and no new attempt (up to the connection
         # timeout each) before the cache expires.
         log(f"pre-tool: the shared database did not answer ({exc}); asking again in "
             f"{SHARED_CACHE_S:g} s", environ)
-        paths = {}
+        table = {}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(cache, json.dumps({"key": key, "paths": paths}).encode(), loremap_dir.parent)
-    return paths
+    atomic_write(cache, json.dumps({"key": key, "paths": table}).encode(), loremap_dir.parent)
+    return table

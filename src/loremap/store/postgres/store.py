@@ -424,6 +424,16 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
                                        "kind = 'note'", (self.project,)).fetchall():
             yield note_id
 
+    def failed_commands(self) -> dict[str, list[tuple[object, ...]]]:
+        out: dict[str, list[tuple[object, ...]]] = {}
+        for row in self.execute(
+                f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.project = "
+                "e.project AND r.id = e.remedy WHERE e.project = %s AND e.kind = 'note' AND "
+                "e.type = 'error' AND e.status = 'active' AND e.command IS NOT NULL "
+                'ORDER BY e.recorded_at, e.id COLLATE "C"', (self.project,)).fetchall():
+            out.setdefault(str(row[5]), []).append(tuple(row))
+        return out
+
     def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
         if not signature and not command:
             return []

@@ -393,6 +393,17 @@ class CodeTables:
             "SELECT type, count(*) FROM nodes WHERE kind = 'note' AND status = 'active' "
             "GROUP BY type ORDER BY type")}
 
+    def failed_commands(self) -> dict[str, list[tuple[object, ...]]]:
+        """Every active error note's command -> the notes' `ERROR_COLUMNS` rows (see
+        `Store`)."""
+        out: dict[str, list[tuple[object, ...]]] = {}
+        for row in self.conn.execute(
+                f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.id = e.remedy "
+                "WHERE e.kind = 'note' AND e.type = 'error' AND e.status = 'active' AND "
+                "e.command IS NOT NULL ORDER BY e.recorded_at, e.id"):
+            out.setdefault(str(row[5]), []).append(tuple(row))
+        return out
+
     def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
         """The active error notes recording `signature` or `command` (see `Store`)."""
         if not signature and not command:
