@@ -602,7 +602,9 @@ class Engine:
         `coverage` threshold to a project's questions with it)."""
         return self._signal(self.candidates(request))
 
-    def _signal(self, c: Candidates) -> Signal:
+    def _signal(self, c: Candidates, measure: bool = True) -> Signal:
+        """The abstention signal of `c`; without `measure` the coverage is not computed (a
+        recall that never abstains on it reads the index no further)."""
         q = c.query
         if q.chatter:
             return Signal(0.0, "a conversational reply, not a question")
@@ -610,7 +612,7 @@ class Engine:
             return Signal(0.0, "no indexed item matches the question" if not q.dropped else
                           "the question's words are in too many places to tell anything "
                           "apart; name a file, a symbol or a note")
-        if c.named or c.closest >= self.config.meaning:
+        if not measure or c.named or c.closest >= self.config.meaning:
             return Signal(1.0)  # an entity named, or a vector close enough: never abstains
         text_hits = ([i for i, _ in c.fused if i in c.text]
                      or [i for i, _ in c.fused])[: self.config.seeds]
@@ -627,7 +629,7 @@ class Engine:
                           items.left_out if items else 0, items is None, reason, q.terms,
                           time.perf_counter() - started)
 
-        signal = self._signal(c)
+        signal = self._signal(c, self.config.abstain)
         if signal.always:
             return done(None, signal.always)
         if self.config.abstain and signal.coverage < self.config.coverage:
