@@ -76,14 +76,16 @@ def _http_through_daemon(request: dict[str, object], ready: Callable[[int], None
             return None
         if not answer.get("ok"):
             raise UserError(str(answer.get("error", "the daemon refused to listen")))
-        ready(int(answer["port"]))
         sock.settimeout(None)
 
         def stop(signum: int, frame: object) -> None:
             raise KeyboardInterrupt
 
+        # Before `ready`: a supervisor (or a test) that stops the server as soon as it says
+        # it listens must find the handler in place, or SIGTERM kills it uncleanly (-15).
         signal.signal(signal.SIGTERM, stop)
         try:
+            ready(int(answer["port"]))
             stream.read()  # the daemon closes it only when it stops
         except KeyboardInterrupt:
             return 0  # closing the connection stops the listener, gracefully
