@@ -36,14 +36,6 @@ def render_record(session_id: str, trigger: str, done: Activity, now: dt.datetim
     return "\n".join(lines) + "\n"
 
 
-def redacted(text: str) -> str:
-    """`text` with every credential replaced by `[REDACTED <kind>]`."""
-    from loremap.vault.secrets import redact, scan
-
-    found = scan(text)
-    return redact(text, found) if found else text
-
-
 def pre_compact(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     project = locate(payload, environ)
     if project is None or project.session_id is None or project.transcript is None:
@@ -56,12 +48,12 @@ def pre_compact(payload: Mapping[str, object], environ: Mapping[str, str]) -> st
     # disk that goes back into the context after compaction. Each field is redacted as it
     # was typed (a key keeps its line breaks, a token its tail before the 200-character
     # cut), then the whole record once more.
-    from loremap.vault.secrets import redact, scan
+    from loremap.vault.secrets import redacted
 
     done = activity(project.transcript, project.root, clean=redacted)
     text = render_record(project.session_id, trigger if isinstance(trigger, str) else "auto",
                          done, dt.datetime.now(dt.UTC))
-    state.write_record(redact(text, scan(text)))
+    state.write_record(redacted(text))
     state.next_epoch()
     state.save()
     return ""

@@ -30,7 +30,7 @@ from loremap.mcp import prompts
 from loremap.mcp.args import MapArgs, ToolArgs, VerifyArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
-from loremap.mcp.tools import call
+from loremap.mcp.tools import call, verified
 from loremap.use.fresh import SERVER
 
 if TYPE_CHECKING:
@@ -176,9 +176,7 @@ class Loremap:
                 problem = (f"the client's model did not answer ({type(exc).__name__}: "
                            f"{str(exc)[:200]})")
         done = verify.decide(claim, evidence, reply, "sampling", problem, said_before)
-        lines = [*(f"degraded: {n}" for n in notices), *verify.render(done),
-                 *(f"warning: {w}" for w in done.warnings)]
-        return "\n".join(lines)
+        return "\n".join([*(f"degraded: {n}" for n in notices), verified(done)])
 
     def _run(self, arguments: ToolArgs, folder: Path | None) -> str:
         with self.projects.use(folder) as (app, notices):
@@ -258,20 +256,23 @@ class Loremap:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
 
 
-def _samples(ctx: ServerRequestContext[Any]) -> bool:
-    """Whether the client declared the sampling capability (its model can be asked)."""
+def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
+    """Whether the client declared `capability` (`roots`, `sampling`) in its handshake."""
     params = getattr(ctx.session, "client_params", None)
     capabilities = getattr(params, "capabilities", None)
-    return capabilities is not None and getattr(capabilities, "sampling", None) is not None
+    return capabilities is not None and getattr(capabilities, capability, None) is not None
+
+
+def _samples(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the client's model can be asked (MCP sampling)."""
+    return _declared(ctx, "sampling")
 
 
 async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
     """Trigger: the client declared the roots capability. Why: a shared daemon does not know
     each client's project otherwise. Outcome: its first local folder, else None (the default).
     Roots are deprecated from protocol 2026-07-28 on, but the clients of today still send them."""
-    params = getattr(ctx.session, "client_params", None)
-    capabilities = getattr(params, "capabilities", None)
-    if capabilities is None or capabilities.roots is None:
+    if not _declared(ctx, "roots"):
         return None
     try:
         with warnings.catch_warnings():

@@ -8,7 +8,7 @@ server reconciles hand edits of note files at most once a second (`SERVER` fresh
 
 from __future__ import annotations
 
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from loremap.app import App
 from loremap.errors import InvalidInput, NotFound
@@ -29,6 +29,9 @@ from loremap.mcp.args import (
 from loremap.use import notes
 from loremap.use.fresh import SERVER, refresh
 from loremap.use.recall import TOOL_HINT, Question, render_recall
+
+if TYPE_CHECKING:
+    from loremap.use.verify import Verified
 
 
 def _project(app: App) -> None:
@@ -97,9 +100,11 @@ def forget(app: App, args: ForgetArgs) -> str:
 
 
 def outcome(app: App, args: OutcomeArgs) -> str:
+    from loremap.search.track import record_text
+
     done = notes.outcome(app, args.id, args.result, SERVER, args.note)
-    return "\n".join([f"{args.result} counted for {done.id}: worked {done.successes} of "
-                      f"{done.successes + done.failures} times reported",
+    return "\n".join([f"{args.result} counted for {done.id}: "
+                      f"{record_text(done.successes, done.failures)}",
                       *_noted(done.warnings, "warning")])
 
 
@@ -159,10 +164,15 @@ def stats(app: App, args: StatsArgs) -> str:
 
 def verify(app: App, args: VerifyArgs) -> str:
     """Without the client's model (no sampling): the evidence, and `unknown`."""
-    from loremap.use.verify import render
     from loremap.use.verify import verify as run
 
-    done = run(app, args.claim, SERVER)
+    return verified(run(app, args.claim, SERVER))
+
+
+def verified(done: Verified) -> str:
+    """The text of a verification, judged or not (the server's sampling path too)."""
+    from loremap.use.verify import render
+
     return "\n".join([*render(done), *_noted(done.warnings, "warning")])
 
 

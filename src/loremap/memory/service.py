@@ -375,11 +375,18 @@ class Memory:
 
     def _replace_file(self, vault: Vault, note: Note, batches: list[Batch]) -> LoadedNote:
         """Write `note` over its existing file as a batch of `_files_and_index`."""
-        data = vault.render(note)
-        before = read_nofollow(vault.path_for(note.id))[0]
-        batches.append(Batch(vault, [Change(note.id, data, before)]))
+        return self._replace_files(vault, [note], batches)[0]
+
+    def _replace_files(self, vault: Vault, notes: Sequence[Note], batches: list[Batch]
+                       ) -> list[LoadedNote]:
+        """Write `notes` over their existing files as one batch of `_files_and_index` (all of
+        them land, or none)."""
+        changes = [Change(note.id, vault.render(note), read_nofollow(vault.path_for(note.id))[0])
+                   for note in notes]
+        batches.append(Batch(vault, changes))
         batches[-1].apply()
-        return vault.written(note, data)
+        return [vault.written(note, change.data)
+                for note, change in zip(notes, changes, strict=True)]
 
     def _target(self, personal: bool) -> Vault:
         if not personal and self.project is None:
@@ -586,12 +593,8 @@ class Memory:
                 failures=max(keep.failures, copy.failures))
             gone = copy._replace(status=Status.SUPERSEDED, superseded_by=keep.id,
                                  valid_to=now.date().isoformat())
-            changes = [Change(note.id, vault.render(note),
-                              read_nofollow(vault.path_for(note.id))[0]) for note in (kept, gone)]
-            batches.append(Batch(vault, changes))
-            batches[-1].apply()
-            for note, change in zip((kept, gone), changes, strict=True):
-                self._index(vault.written(note, change.data))
+            for loaded in self._replace_files(vault, [kept, gone], batches):
+                self._index(loaded)
         return kept
 
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:

@@ -57,12 +57,16 @@ def factor(successes: int, failures: int, weight: float = 1.0) -> float:
     return float(ratio ** weight)
 
 
+def record_text(successes: int, failures: int) -> str:
+    """A track record as every front end says it."""
+    return f"worked {successes} of {successes + failures} times reported"
+
+
 def reason(row: NodeRow) -> str:
     """The item's "why" for its record."""
-    n = row.successes + row.failures
     moved = factor(row.successes, row.failures)
     way = "ranked up" if moved > 1 else "ranked down" if moved < 1 else "no effect"
-    return f"worked {row.successes} of {n} times reported ({way})"
+    return f"{record_text(row.successes, row.failures)} ({way})"
 
 
 def rescore(ranked: list[tuple[str, float]], rows: Mapping[str, NodeRow], weight: float

@@ -25,10 +25,9 @@ def record(loremap_dir: Path, key: str, tool: str, command: str) -> int:
     from loremap.vault import fs
 
     if command:
-        from loremap.vault.secrets import redact, scan
+        from loremap.vault.secrets import redacted
 
-        found = scan(command)
-        command = (redact(command, found) if found else command)[:MAX_COMMAND]
+        command = redacted(command)[:MAX_COMMAND]
     root = loremap_dir.parent
     path = loremap_dir / ERRORS_LOG
     line = json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -51,15 +50,8 @@ def record(loremap_dir: Path, key: str, tool: str, command: str) -> int:
 
 
 def count_in(data: bytes, key: str) -> int:
-    count = 0
-    for raw in data.splitlines():
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("signature") == key:
-            count += 1
-    return count
+    """How many failures of the log's bytes `data` have the signature `key`."""
+    return sum(1 for entry in _entries(data) if entry["signature"] == key)
 
 
 def read_log(loremap_dir: Path) -> list[dict[str, str]]:
@@ -67,11 +59,15 @@ def read_log(loremap_dir: Path) -> list[dict[str, str]]:
     from loremap.errors import UnsafePath
     from loremap.vault import fs
 
-    path = loremap_dir / ERRORS_LOG
     try:
-        data = fs.read_confined(path, loremap_dir.parent)
+        data = fs.read_confined(loremap_dir / ERRORS_LOG, loremap_dir.parent)
     except (OSError, UnsafePath):
         return []
+    return _entries(data)
+
+
+def _entries(data: bytes) -> list[dict[str, str]]:
+    """The log's readable lines: objects with a signature, their values as text."""
     out = []
     for raw in data.splitlines():
         try:

@@ -78,9 +78,9 @@ class Store(Protocol):
         (`command_key`), oldest first, each with its remedy's title."""
         ...
 
-    def failed_commands(self) -> dict[str, list[tuple[object, ...]]]:
-        """Every active error note's command -> its rows as `error_row` reads them, oldest
-        first: the table the hooks keep before each shell command on a shared database."""
+    def failed_commands(self) -> dict[str, list[ErrorRow]]:
+        """Every active error note's command -> its notes, oldest first: the table the hooks
+        keep before each shell command on a shared database."""
         ...
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]: ...

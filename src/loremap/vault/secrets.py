@@ -475,3 +475,9 @@ def redact(text: str, findings: Sequence[SecretFinding]) -> str:
         cursor = finding.end
     parts.append(text[cursor:])
     return "".join(parts)
+
+
+def redacted(text: str) -> str:
+    """`text` with every credential `scan` finds replaced by `[REDACTED <kind>]`."""
+    found = scan(text)
+    return redact(text, found) if found else text

@@ -6,6 +6,7 @@ import argparse
 
 from loremap.app import App
 from loremap.cli.output import emit_json, lines, warn
+from loremap.search.track import record_text
 from loremap.use.fresh import ALWAYS
 from loremap.use.notes import outcome
 
@@ -19,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
                    "warnings": done.warnings})
         return 0
     warn(done.warnings)
-    reported = done.successes + done.failures
-    lines([f"{args.result} counted for {done.id} ({done.path}): worked {done.successes} of "
-           f"{reported} times reported (lower bound {done.lower_bound:.2f})"])
+    lines([f"{args.result} counted for {done.id} ({done.path}): "
+           f"{record_text(done.successes, done.failures)} "
+           f"(lower bound {done.lower_bound:.2f})"])
     return 0

@@ -7,7 +7,7 @@ import argparse
 from loremap.app import App
 from loremap.cli.output import emit_json, lines, warn
 from loremap.use.fresh import ALWAYS
-from loremap.use.verify import verify
+from loremap.use.verify import render, verify
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,7 +20,5 @@ def run(args: argparse.Namespace) -> int:
                    "warnings": done.warnings})
         return 0
     warn(done.warnings)
-    from loremap.use.verify import render
-
     lines(render(done))
     return 0

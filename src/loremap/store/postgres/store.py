@@ -424,25 +424,26 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
                                        "kind = 'note'", (self.project,)).fetchall():
             yield note_id
 
-    def failed_commands(self) -> dict[str, list[tuple[object, ...]]]:
-        out: dict[str, list[tuple[object, ...]]] = {}
-        for row in self.execute(
-                f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.project = "
-                "e.project AND r.id = e.remedy WHERE e.project = %s AND e.kind = 'note' AND "
-                "e.type = 'error' AND e.status = 'active' AND e.command IS NOT NULL "
-                'ORDER BY e.recorded_at, e.id COLLATE "C"', (self.project,)).fetchall():
-            out.setdefault(str(row[5]), []).append(tuple(row))
+    def _error_rows(self, condition: str, params: Sequence[object]) -> list[ErrorRow]:
+        """The active error notes meeting `condition` (on `e`), oldest first."""
+        return [error_row(r) for r in self.execute(
+            f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.project = e.project "
+            "AND r.id = e.remedy WHERE e.project = %s AND e.kind = 'note' AND e.type = 'error' "
+            f"AND e.status = 'active' AND ({condition}) "
+            'ORDER BY e.recorded_at, e.id COLLATE "C"', (self.project, *params)).fetchall()]
+
+    def failed_commands(self) -> dict[str, list[ErrorRow]]:
+        out: dict[str, list[ErrorRow]] = {}
+        for row in self._error_rows("e.command IS NOT NULL", ()):
+            out.setdefault(str(row.command), []).append(row)
         return out
 
     def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
         if not signature and not command:
             return []
-        return [error_row(r) for r in self.execute(
-            f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.project = e.project "
-            "AND r.id = e.remedy WHERE e.project = %s AND e.kind = 'note' AND e.type = 'error' "
-            "AND e.status = 'active' AND ((%s <> '' AND e.signature = %s) OR "
-            "(%s::text IS NOT NULL AND e.command = %s)) ORDER BY e.recorded_at, e.id COLLATE \"C\"",
-            (self.project, signature, signature, command, command)).fetchall()]
+        return self._error_rows("(%s <> '' AND e.signature = %s) OR "
+                                "(%s::text IS NOT NULL AND e.command = %s)",
+                                (signature, signature, command, command))
 
     # --- the shared texts (sync) ------------------------------------------------------------
 

@@ -393,27 +393,27 @@ class CodeTables:
             "SELECT type, count(*) FROM nodes WHERE kind = 'note' AND status = 'active' "
             "GROUP BY type ORDER BY type")}
 
-    def failed_commands(self) -> dict[str, list[tuple[object, ...]]]:
-        """Every active error note's command -> the notes' `ERROR_COLUMNS` rows (see
-        `Store`)."""
-        out: dict[str, list[tuple[object, ...]]] = {}
-        for row in self.conn.execute(
-                f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.id = e.remedy "
-                "WHERE e.kind = 'note' AND e.type = 'error' AND e.status = 'active' AND "
-                "e.command IS NOT NULL ORDER BY e.recorded_at, e.id"):
-            out.setdefault(str(row[5]), []).append(tuple(row))
+    def _error_rows(self, condition: str, params: Sequence[object]) -> list[ErrorRow]:
+        """The active error notes meeting `condition` (on `e`), oldest first."""
+        return [error_row(r) for r in self.conn.execute(
+            f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.id = e.remedy "
+            "WHERE e.kind = 'note' AND e.type = 'error' AND e.status = 'active' AND "
+            f"({condition}) ORDER BY e.recorded_at, e.id", params)]
+
+    def failed_commands(self) -> dict[str, list[ErrorRow]]:
+        """Every active error note's command -> its notes (see `Store`)."""
+        out: dict[str, list[ErrorRow]] = {}
+        for row in self._error_rows("e.command IS NOT NULL", ()):
+            out.setdefault(str(row.command), []).append(row)
         return out
 
     def error_notes(self, signature: str = "", command: str | None = None) -> list[ErrorRow]:
         """The active error notes recording `signature` or `command` (see `Store`)."""
         if not signature and not command:
             return []
-        return [error_row(r) for r in self.conn.execute(
-            f"SELECT {ERROR_COLUMNS} FROM nodes e LEFT JOIN nodes r ON r.id = e.remedy "
-            "WHERE e.kind = 'note' AND e.type = 'error' AND e.status = 'active' AND "
-            "((? != '' AND e.signature = ?) OR (? IS NOT NULL AND e.command = ?)) "
-            "ORDER BY e.recorded_at, e.id", (signature, signature, command, command))]
-
+        return self._error_rows("(? != '' AND e.signature = ?) OR "
+                                "(? IS NOT NULL AND e.command = ?)",
+                                (signature, signature, command, command))
 
 class CodeReader(CodeTables):
     """The code tables' queries on a connection the caller opened (read-only, for the hooks:

@@ -153,25 +153,28 @@ class SearchTables:
         if not query.terms:
             return []
         match = fts_match(query)
+        ws = ", ".join(repr(float(w)) for w in weights)
+        # The scored matches, built once: `common_terms` counts each term to build them.
+        if query.common and not query.all_of:
+            scored = common_terms(self.conn, "fts", query, self.node_count(), f", {ws}")
+        else:
+            scored = (f"SELECT rowid, bm25(fts, {ws}) AS score FROM fts WHERE fts MATCH ?",
+                      [match])
         pool = max(limit * 4, 50)
-        hits = self._text(query, limit, pool, filters, weights)
+        hits = self._text(scored, limit, pool, filters)
         if len(hits) < limit:
             count = int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
                                           (match,)).fetchone()[0])
             if count > pool:
-                hits = self._text(query, limit, None, filters, weights)
+                hits = self._text(scored, limit, None, filters)
         return hits
 
-    def _text(self, query: TextQuery, limit: int, pool: int | None, filters: Filters,
-              weights: Sequence[float]) -> list[tuple[str, float]]:
+    def _text(self, matched: tuple[str, list[object]], limit: int, pool: int | None,
+              filters: Filters) -> list[tuple[str, float]]:
+        """The best `limit` of the scored matches `matched` (SQL and its parameters) that pass
+        `filters`, from the best `pool` of them (all of them without a pool)."""
         cond, params = where(filters)
-        match = fts_match(query)
-        ws = ", ".join(repr(float(w)) for w in weights)
-        if query.common and not query.all_of:
-            scored, args = common_terms(self.conn, "fts", query, self.node_count(), f", {ws}")
-        else:
-            scored, args = f"SELECT rowid, bm25(fts, {ws}) AS score FROM fts WHERE fts MATCH ?", \
-                [match]
+        scored, args = matched
         sql = (
             f"WITH top AS (SELECT rowid, score FROM ({scored}) "
             f"ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
