@@ -197,9 +197,11 @@ def _forget(p: argparse.ArgumentParser) -> None:
 
 
 def _calibrate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", required=True, metavar="FILE.jsonl",
+    p.add_argument("--dataset", metavar="FILE.jsonl",
                    help='questions with the ids that answer them ({"query": ..., "gold": '
-                        '[ids]}) and questions the memory cannot answer ("gold": [])')
+                        '[ids]}) and questions the memory cannot answer ("gold": []); '
+                        "default: the questions the agents asked here and what they opened "
+                        "next (.loremap/cache/queries.jsonl)")
     p.add_argument("--apply", action="store_true",
                    help="write the fitted threshold to .loremap/config.toml")
 

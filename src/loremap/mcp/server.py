@@ -109,6 +109,7 @@ class Loremap:
                       in zip(catalogue(profile), tool_definitions(profile), strict=True)}
         # Per client session: sessions are kept apart, and a closed one is forgotten.
         self._roots: weakref.WeakKeyDictionary[object, Path | None] = weakref.WeakKeyDictionary()
+        self._labels: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
     async def list_tools(self, ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -128,7 +129,8 @@ class Loremap:
             if isinstance(typed, VerifyArgs) and _samples(ctx):
                 text = await self._verify(ctx, typed, folder)
             else:
-                text = await anyio.to_thread.run_sync(self._run, typed, folder)
+                text = await anyio.to_thread.run_sync(self._run, typed, folder,
+                                                      self._label(ctx))
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -178,9 +180,25 @@ class Loremap:
         done = verify.decide(claim, evidence, reply, "sampling", problem, said_before)
         return "\n".join([*(f"degraded: {n}" for n in notices), verified(done)])
 
-    def _run(self, arguments: ToolArgs, folder: Path | None) -> str:
+    def _label(self, ctx: ServerRequestContext[Any]) -> str | None:
+        """This client session's name in the log of questions (`mcp-` and 12 random hex);
+        None on a stateless protocol (2026-07-28 on), where no request knows the one before
+        it, so a recall and the read that follows cannot be paired."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        key = _client(ctx)
+        if key not in self._labels:
+            import secrets
+
+            self._labels[key] = f"mcp-{secrets.token_hex(6)}"
+        return self._labels[key]
+
+    def _run(self, arguments: ToolArgs, folder: Path | None, session: str | None = None
+             ) -> str:
         with self.projects.use(folder) as (app, notices):
-            text = call(app, arguments)
+            text = call(app, arguments, session)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
         return text
@@ -189,10 +207,10 @@ class Loremap:
         """The client's first `file://` root, asked once per session (None: the default)."""
         if self.projects.pinned:
             return None
-        session = ctx.session
-        if session not in self._roots:
-            self._roots[session] = await _first_root(ctx)
-        return self._roots[session]
+        key = _client(ctx)
+        if key not in self._roots:
+            self._roots[key] = await _first_root(ctx)
+        return self._roots[key]
 
     # --- resources and prompts ------------------------------------------------------------
 
@@ -266,6 +284,12 @@ def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
 def _samples(ctx: ServerRequestContext[Any]) -> bool:
     """Whether the client's model can be asked (MCP sampling)."""
     return _declared(ctx, "sampling")
+
+
+def _client(ctx: ServerRequestContext[Any]) -> object:
+    """What stays the same across one client session's requests: the SDK builds a
+    `ServerSession` per request around the connection, which it does not expose otherwise."""
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
