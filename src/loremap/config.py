@@ -86,6 +86,10 @@ SETTINGS: tuple[Setting, ...] = (
             "it): `local` (all-MiniLM-L6-v2 from the `loremap[embed]` extra), a model "
             "downloaded by `loremap embed enable --model NAME`, a model folder's path, "
             "`endpoint:MODEL` (a server at embed.url), or `hash` (a test embedder)."),
+    Setting("verify.judge", "", "LOREMAP_JUDGE",
+            "The local model that judges `loremap verify` and the MCP verify tool (empty: none; "
+            "`loremap judge enable --model NAME|PATH` sets it): a natural-language-inference "
+            "cross-encoder downloaded by that command, or a model folder's path."),
     Setting("embed.url", "", "LOREMAP_EMBED_URL",
             "The OpenAI-compatible embeddings server of `search.embedder = endpoint:MODEL` "
             "(e.g. http://localhost:11434/v1); its key is read from `LOREMAP_EMBED_API_KEY` "

@@ -126,7 +126,7 @@ class Loremap:
         try:
             typed = tool.check(arguments)
             folder = await self.folder(ctx)
-            if isinstance(typed, VerifyArgs) and _samples(ctx):
+            if isinstance(typed, VerifyArgs):
                 text = await self._verify(ctx, typed, folder)
             else:
                 text = await anyio.to_thread.run_sync(self._run, typed, folder,
@@ -146,20 +146,18 @@ class Loremap:
 
     async def _verify(self, ctx: ServerRequestContext[Any], args: VerifyArgs,
                       folder: Path | None) -> str:
-        """`verify` judged by the client's own model (MCP sampling): the evidence is gathered
-        under the project's lock, the model asked outside it (use/verify.py)."""
+        """`verify`: the evidence and the local judge's verdict (use/verify.py) under the
+        project's lock; without a local judge, the client's own model asked through MCP
+        sampling when the client offers it, outside the lock."""
         from loremap.use import verify
 
-        claim = verify.check_claim(args.claim)
-
-        def gather() -> tuple[list[verify.Evidence], list[str], list[str]]:
+        def local() -> tuple[verify.Verified, list[str]]:
             with self.projects.use(folder) as (app, notices):
-                evidence, said = verify.gather(app, claim, SERVER)
-            return evidence, said, notices
+                return verify.verify(app, args.claim, SERVER), notices
 
-        evidence, said_before, notices = await anyio.to_thread.run_sync(gather)
-        reply, problem = None, ""
-        if evidence:
+        done, notices = await anyio.to_thread.run_sync(local)
+        if done.judge == "none" and done.evidence and _samples(ctx):
+            reply, problem = None, ""
             try:
                 # Sampling is deprecated from protocol 2026-07-28 on; the clients that offer
                 # it today still answer it (as for roots in `_first_root`).
@@ -167,7 +165,7 @@ class Loremap:
                     warnings.simplefilter("ignore")
                     answer = await ctx.session.create_message(
                         [types.SamplingMessage(role="user", content=types.TextContent(
-                            type="text", text=verify.judge_prompt(claim, evidence)))],
+                            type="text", text=verify.judge_prompt(done.claim, done.evidence)))],
                         max_tokens=300, temperature=0.0, include_context="none")
                 content = answer.content
                 said = content.text if isinstance(content, types.TextContent) else ""
@@ -177,7 +175,8 @@ class Loremap:
             except Exception as exc:  # noqa: BLE001 - a refused or failed sampling: unknown
                 problem = (f"the client's model did not answer ({type(exc).__name__}: "
                            f"{str(exc)[:200]})")
-        done = verify.decide(claim, evidence, reply, "sampling", problem, said_before)
+            done = verify.decide(done.claim, done.evidence, reply, "sampling", problem,
+                                 done.warnings)
         return "\n".join([*(f"degraded: {n}" for n in notices), verified(done)])
 
     def _label(self, ctx: ServerRequestContext[Any]) -> str | None:

@@ -163,7 +163,8 @@ def stats(app: App, args: StatsArgs) -> str:
 
 
 def verify(app: App, args: VerifyArgs) -> str:
-    """Without the client's model (no sampling): the evidence, and `unknown`."""
+    """The evidence and the local judge's verdict, or `unknown` (the server's `_verify` also
+    asks the client's model when there is no local judge)."""
     from loremap.use.verify import verify as run
 
     return verified(run(app, args.claim, SERVER))
