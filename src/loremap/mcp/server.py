@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("loremap.mcp")
 LOG_NAME = "mcp.log"
 SAMPLING_TIMEOUT_S = 60  # how long the client's model may take to judge a claim
+JUDGE_REQUEST = "judge"  # the key of the sampling request in an InputRequiredResult
 
 INSTRUCTIONS = """\
 loremap is this project's memory: the map of the code and the lessons of past sessions.
@@ -115,8 +116,8 @@ class Loremap:
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[t.definition for t in self.tools.values()])
 
-    async def call_tool(self, ctx: ServerRequestContext[Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self.tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
@@ -127,7 +128,10 @@ class Loremap:
             typed = tool.check(arguments)
             folder = await self.folder(ctx)
             if isinstance(typed, VerifyArgs):
-                text = await self._verify(ctx, typed, folder)
+                judged = await self._verify(ctx, typed, folder, params.input_responses)
+                if isinstance(judged, types.InputRequiredResult):
+                    return judged
+                text = judged
             else:
                 text = await anyio.to_thread.run_sync(self._run, typed, folder,
                                                       self._label(ctx))
@@ -145,10 +149,19 @@ class Loremap:
         return _text(text)
 
     async def _verify(self, ctx: ServerRequestContext[Any], args: VerifyArgs,
-                      folder: Path | None) -> str:
+                      folder: Path | None, answered: types.InputResponses | None
+                      ) -> str | types.InputRequiredResult:
         """`verify`: the evidence and the local judge's verdict (use/verify.py) under the
         project's lock; without a local judge, the client's own model asked through MCP
-        sampling when the client offers it, outside the lock."""
+        sampling when the client offers it, outside the lock.
+
+        Up to protocol 2025-11-25 the question is a sampling request of the server's own. From
+        2026-07-28 on, which has no such request, the tool answers `InputRequiredResult` with
+        the sampling request embedded, and the client calls it again with the model's answer in
+        `input_responses` (the evidence is gathered again then: nothing the client echoes is
+        trusted but the answer, which is only ever a verdict to read)."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         from loremap.use import verify
 
         def local() -> tuple[verify.Verified, list[str]]:
@@ -157,24 +170,29 @@ class Loremap:
 
         done, notices = await anyio.to_thread.run_sync(local)
         if done.judge == "none" and done.evidence and _samples(ctx):
+            ask = types.CreateMessageRequestParams(
+                messages=[types.SamplingMessage(role="user", content=types.TextContent(
+                    type="text", text=verify.judge_prompt(done.claim, done.evidence)))],
+                max_tokens=300, temperature=0.0, include_context="none")
             reply, problem = None, ""
-            try:
-                # Sampling is deprecated from protocol 2026-07-28 on; the clients that offer
-                # it today still answer it (as for roots in `_first_root`).
-                with warnings.catch_warnings(), anyio.fail_after(SAMPLING_TIMEOUT_S):
-                    warnings.simplefilter("ignore")
-                    answer = await ctx.session.create_message(
-                        [types.SamplingMessage(role="user", content=types.TextContent(
-                            type="text", text=verify.judge_prompt(done.claim, done.evidence)))],
-                        max_tokens=300, temperature=0.0, include_context="none")
-                content = answer.content
-                said = content.text if isinstance(content, types.TextContent) else ""
-                reply = verify.read_reply(said)
-                problem = "" if reply is not None else \
-                    "the client's model answered, but not with a verdict in JSON"
-            except Exception as exc:  # noqa: BLE001 - a refused or failed sampling: unknown
-                problem = (f"the client's model did not answer ({type(exc).__name__}: "
-                           f"{str(exc)[:200]})")
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (answered or {}).get(JUDGE_REQUEST)
+                if answer is None:
+                    return types.InputRequiredResult(
+                        input_requests={JUDGE_REQUEST: types.CreateMessageRequest(params=ask)})
+                reply, problem = _read_verdict(answer)
+            else:
+                try:
+                    # Sampling as a request of the server's own, deprecated from 2026-07-28 on;
+                    # the clients that offer it today still answer it (as for roots).
+                    with warnings.catch_warnings(), anyio.fail_after(SAMPLING_TIMEOUT_S):
+                        warnings.simplefilter("ignore")
+                        reply, problem = _read_verdict(await ctx.session.create_message(
+                            ask.messages, max_tokens=ask.max_tokens,
+                            temperature=ask.temperature, include_context=ask.include_context))
+                except Exception as exc:  # noqa: BLE001 - a refused or failed sampling: unknown
+                    problem = (f"the client's model did not answer ({type(exc).__name__}: "
+                               f"{str(exc)[:200]})")
             done = verify.decide(done.claim, done.evidence, reply, "sampling", problem,
                                  done.warnings)
         return "\n".join([*(f"degraded: {n}" for n in notices), verified(done)])
@@ -274,10 +292,22 @@ class Loremap:
 
 
 def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
-    """Whether the client declared `capability` (`roots`, `sampling`) in its handshake."""
-    params = getattr(ctx.session, "client_params", None)
-    capabilities = getattr(params, "capabilities", None)
+    """Whether the client declared `capability` (`roots`, `sampling`): in its handshake, or
+    from 2026-07-28 on in the request's envelope."""
+    capabilities = getattr(ctx.session, "client_capabilities", None)
     return capabilities is not None and getattr(capabilities, capability, None) is not None
+
+
+def _read_verdict(answer: object) -> tuple[tuple[str, float, str] | None, str]:
+    """The verdict in the client model's answer to the judge's sampling request (None, and
+    why, when there is none)."""
+    from loremap.use.verify import read_reply
+
+    content = getattr(answer, "content", None)
+    reply = read_reply(content.text) if isinstance(content, types.TextContent) else None
+    if reply is None:
+        return None, "the client's model answered, but not with a verdict in JSON"
+    return reply, ""
 
 
 def _samples(ctx: ServerRequestContext[Any]) -> bool:
@@ -294,8 +324,12 @@ def _client(ctx: ServerRequestContext[Any]) -> object:
 async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
     """Trigger: the client declared the roots capability. Why: a shared daemon does not know
     each client's project otherwise. Outcome: its first local folder, else None (the default).
-    Roots are deprecated from protocol 2026-07-28 on, but the clients of today still send them."""
-    if not _declared(ctx, "roots"):
+    Roots are deprecated from protocol 2026-07-28 on, but the clients of today still send them;
+    on that protocol a server's request has no channel (it would take an input-required round
+    trip per call), and the default serves."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not _declared(ctx, "roots"):
         return None
     try:
         with warnings.catch_warnings():
