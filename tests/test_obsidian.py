@@ -83,3 +83,19 @@ def test_every_wikilink_of_the_vault_resolves_and_connects_code_and_lore(
     before = {p: p.read_bytes() for p in vault.rglob("*.md")}
     assert cli("index").code == 0
     assert {p: p.read_bytes() for p in vault.rglob("*.md")} == before
+
+
+def test_doctor_brings_an_older_links_section_up_to_date(project: Path, cli: Any) -> None:
+    assert cli("remember", "-t", "decision", "--title", "Tokens expire", "-m", "Five minutes.",
+               "-f", "src/auth/login.ts").code == 0
+    path = project / ".loremap" / "notes" / "decision-tokens-expire.md"
+    text = path.read_text(encoding="utf-8")
+    older = text.replace("\n## Links\n- file [[src--auth|src/auth/login.ts]]\n", "\n")
+    assert older != text
+    path.write_text(older, encoding="utf-8")  # as loremap wrote it before it linked files
+    found = cli("doctor")
+    assert "links-section: 1 note(s)" in found.out and "decision-tokens-expire" in found.out
+    assert path.read_text(encoding="utf-8") == older  # only --fix writes
+    assert "(fixed)" in cli("doctor", "--fix").out
+    assert path.read_text(encoding="utf-8") == text
+    assert "links-section" not in cli("doctor").out
