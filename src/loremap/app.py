@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from loremap.search import Engine, SearchConfig
     from loremap.search.embed import Embedder
     from loremap.search.federated import Federated
-    from loremap.store import IndexStore
+    from loremap.store import AuditLog, IndexStore
 
 _ANALYZER_META = "analyzer.languages"
 _MAP_META = "map.notes_digest"
@@ -103,7 +103,8 @@ class App:
         project = (Vault(loremap_dir, "project", max_bytes, timeout)
                    if loremap_dir is not None else None)
         memory = Memory(store, analyzer, personal, project, repo_root=root,
-                        commit=(lambda: head_commit(root)) if root is not None else (lambda: None))
+                        commit=(lambda: head_commit(root)) if root is not None else (lambda: None),
+                        audit=_audit_logs(store, settings, root))
         app = cls(settings, user, root, loremap_dir, store, memory, notices)
         app._check_analyzer(analyzer.signature)
         return app
@@ -336,11 +337,40 @@ def project_key_rule(settings: Settings, root: Path) -> tuple[str, str]:
     return origin_folder(root).name, "the folder's name"
 
 
+def _audit_logs(store: IndexStore, settings: Settings, root: Path | None
+                ) -> Callable[[Vault], AuditLog]:
+    """Each vault's audit chain (docs/audit.md), made on first use: the shared database's for
+    the project's notes when the index is shared, else the file `audit.sqlite` beside the
+    vault's notes (the personal notes' on a shared database too: they never enter it)."""
+    made: dict[str, AuditLog] = {}
+
+    def audit_of(vault: Vault) -> AuditLog:
+        if vault.scope in made:
+            return made[vault.scope]
+        log: AuditLog
+        if store.shared and vault.scope == "project":
+            from loremap.store.postgres.audit import PgAudit
+            from loremap.store.postgres.store import PostgresStore
+
+            assert isinstance(store, PostgresStore)
+            log = PgAudit(store)
+        else:
+            from loremap.audit import whoami
+            from loremap.store.sqlite.audit import AUDIT_FILE, SqliteAudit
+
+            project = (project_key(settings, root) if vault.scope == "project" and root
+                       is not None else vault.scope)
+            log = SqliteAudit(vault.root / AUDIT_FILE, project, whoami(),
+                              settings.get_int("index.busy_timeout_ms"))
+        made[vault.scope] = log
+        return log
+
+    return audit_of
+
+
 def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -> IndexStore:
     """The shared database at `url` (`loremap[postgres]`)."""
-    import getpass
-    import socket
-
+    from loremap.audit import whoami
     from loremap.errors import InvalidInput
     from loremap.store.postgres import INSTALL_HINT
 
@@ -349,13 +379,8 @@ def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -
     except ImportError:
         raise InvalidInput("store.url is a PostgreSQL database but psycopg is not installed: "
                            f"{INSTALL_HINT}") from None
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # pragma: no cover - a uid without a name
-        user = "unknown"
     return PostgresStore(url, project_key(settings, root), analyzer,
-                         settings.get_int("index.busy_timeout_ms"),
-                         writer=f"{user}@{socket.gethostname()}",
+                         settings.get_int("index.busy_timeout_ms"), writer=whoami(),
                          connect_timeout_s=settings.get_int("store.connect_timeout_s"))
 
 
