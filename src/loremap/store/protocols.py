@@ -286,3 +286,7 @@ class AuditLog(Protocol):
         """The records, oldest first, with their payloads (None where erased); only those of
         `note`, or at or after the time `since` (ISO 8601), when given."""
         ...
+
+    def close(self) -> None:
+        """Let go of what the chain holds open (a connection of its own, if any)."""
+        ...

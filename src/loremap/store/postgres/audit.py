@@ -44,6 +44,9 @@ class PgAudit:
     def appending(self) -> Iterator[Append]:
         yield self._append  # inside `store.write()`: its transaction commits the records
 
+    def close(self) -> None:
+        pass  # the store's connection is the store's to close
+
     def _append(self, entries: Sequence[Entry], when: Stamp) -> list[Record]:
         if not entries:
             return []
