@@ -1,7 +1,7 @@
 """What the audit chain costs: on `remember`, on a bulk `sync push`, and `audit verify` at scale.
 
-    python bench/audit.py [--writes 200] [--push 1000] [--records 100000] [--url URL]
-                          [--only remember,push,verify]
+    python bench/audit.py [--writes 200] [--push 1000] [--rounds 4] [--records 100000]
+                          [--url URL] [--only remember,push,verify]
 
 Each figure is printed next to a baseline measured in the same run (the machines are shared and
 noisy: read the medians and the ratios). Nothing here is a test: no time is asserted.
@@ -13,8 +13,8 @@ noisy: read the medians and the ratios). Nothing here is a test: no time is asse
   record into a chain file, p50).
 - sync push (PostgreSQL: the embedded server, or `--url`): `--push` new note files pushed in
   one `loremap sync push`, with one record per note appended in the push's transaction,
-  against the same files pushed to another project with the chain off; two rounds in
-  alternating order, the median of each.
+  against the same files pushed to another project with the chain off; `--rounds` of each,
+  in alternating order, the median of each.
 - verify: `loremap audit verify`'s walk (read every record with its payload, hash it, check
   the links) over `--records` records in a SQLite chain file and in PostgreSQL, the median of
   three walks, next to reading the same records without hashing them.
@@ -99,12 +99,12 @@ def note_files(notes: Path, count: int) -> None:
             f"Choice {n} was made for reason {n % 17} of the ledger.\n", encoding="utf-8")
 
 
-def bench_push(server: Any, work: Path, count: int) -> None:
+def bench_push(server: Any, work: Path, count: int, rounds: int) -> None:
     from loremap.sync import Sync
 
     seconds: dict[bool, list[float]] = {True: [], False: []}
-    for round_ in range(2):
-        for audited in ((True, False) if round_ else (False, True)):
+    for round_ in range(rounds):
+        for audited in ((True, False) if round_ % 2 else (False, True)):
             key = server.key(f"push-{round_}-{audited}")
             root = repository(work / f"push-{round_}-{audited}")
             env = environ(work, LOREMAP_DATABASE_URL=server.url, LOREMAP_PROJECT_KEY=key)
@@ -121,8 +121,33 @@ def bench_push(server: Any, work: Path, count: int) -> None:
             finally:
                 app.close()
     on, off = statistics.median(seconds[True]), statistics.median(seconds[False])
-    print(f"push      {count} new notes to PostgreSQL: {on:.2f} s with {count} records, "
-          f"{off:.2f} s without -> {on / off:.2f}x ({ms((on - off) / count)} a note)")
+    each = ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(seconds[True], seconds[False],
+                                                          strict=True))
+    alone = appends_alone(server, count, rounds)
+    print(f"push      {count} new notes to PostgreSQL, median of {rounds}: {on:.2f} s with "
+          f"{count} records, {off:.2f} s without -> {on / off:.2f}x (each round with/without: "
+          f"{each}); the {count} appends alone: {alone:.3f} s ({alone / off:.1%} of a push)")
+
+
+def appends_alone(server: Any, count: int, rounds: int) -> float:
+    """The median seconds of appending `count` records in one transaction, as a push does."""
+    from loremap.store.postgres.audit import PgAudit
+    from loremap.text import Analyzer
+
+    store = server.store("appends", Analyzer(["en"]))
+    log = PgAudit(store)
+    times = []
+    try:
+        for _ in range(rounds):
+            entries = [Entry("push", f"decision-pushed-choice-{n}", "", f"{n:064x}",
+                             f"Pushed choice {n}", "new") for n in range(count)]
+            start = time.perf_counter()
+            with log.appending() as append, store.write():
+                append(entries, stamp(dt.datetime.now(dt.UTC)))
+            times.append(time.perf_counter() - start)
+    finally:
+        store.close()
+    return statistics.median(times)
 
 
 def build(append_in: Callable[[list[Entry]], object], records: int) -> float:
@@ -184,6 +209,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--push", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=4, help="pushes each way")
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--url", default=os.environ.get("LOREMAP_TEST_DATABASE_URL", ""),
                         help="a PostgreSQL server (default: the embedded one)")
@@ -202,7 +228,7 @@ def main() -> None:
             print(f"(PostgreSQL {server.version}, {'embedded' if not args.url else 'given'})")
         try:
             if "push" in only:
-                bench_push(server, work, args.push)
+                bench_push(server, work, args.push, args.rounds)
             if "verify" in only:
                 bench_verify(server, work, args.records)
         finally:
