@@ -41,6 +41,8 @@ RUNS = {
     "dedupe": ["dedupe"],
     "verify": ["verify", "login", "breaks", "on", "expiry"],
     "forget": ["forget", "bug-login-breaks-on-expiry"],
+    "audit log": ["audit", "log"],
+    "audit verify": ["audit", "verify"],
 }
 
 

@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
+    "audit": "the tamper-evident record of every change to the notes: log, verify",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
     "xray": "where an agent's tokens went, and what early compaction and trimming would save",
     "hooks": "install or remove loremap's hooks and MCP server in Claude Code's settings",
@@ -247,6 +248,27 @@ def _handoff(p: argparse.ArgumentParser) -> None:
         "--limit", "-n", type=_positive, default=None, help="at most N (0: all)")
 
 
+def _audit(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    log = actions.add_parser("log", help="the records, oldest first",
+                             description="the records of the audit chain, oldest first")
+    log.add_argument("--note", metavar="ID", help="only the records of this note")
+    log.add_argument("--since", type=_date, metavar="DATE",
+                     help="only the records from this day on (YYYY-MM-DD, UTC)")
+    check = actions.add_parser("verify", help="walk the chain and name its first broken link",
+                               description="walk the audit chain and name its first broken "
+                                           "link; exit 1 when it is broken")
+    check.add_argument("--anchor", metavar="SEQ:HASH",
+                       help="also check that the chain still holds this record (a head that "
+                            "`verify` printed earlier, kept elsewhere)")
+    for sub in (log, check):
+        sub.add_argument("--personal", action="store_true",
+                         help="the personal vault's chain instead of the project's")
+        # SUPPRESS: `loremap audit --json log` and `... log --json` both work.
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print machine-readable JSON")
+
+
 def _whole(least: int, hint: str = "") -> Callable[[str], int]:
     """An argument type: a whole number of at least `least` (`hint` says what to do instead)."""
     def parse(text: str) -> int:
@@ -421,6 +443,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",
                                        help="repair what can be repaired"),
+    "audit": _audit,
     "serve": lambda p: p.add_argument(
         "--http", metavar="HOST:PORT", default=None,
         help="serve streamable HTTP on this address instead of stdio (a non-loopback address "

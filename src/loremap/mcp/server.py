@@ -24,6 +24,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from loremap import __version__
+from loremap.audit import Actor, acting_as
 from loremap.errors import UserError
 from loremap.logs import log_exception
 from loremap.mcp import prompts
@@ -96,6 +97,13 @@ def _explain(error: ValidationError, schema: dict[str, Any]) -> str:
     return f"{where}: {error.message}"
 
 
+def _actor(ctx: ServerRequestContext[Any]) -> Actor:
+    """Who the audit records as making a tool's changes: an agent, named by its client's
+    `initialize` when it sent one."""
+    params = ctx.session.client_params
+    return Actor("agent", client=params.client_info.name if params is not None else "")
+
+
 def _text(text: str, is_error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 is_error=is_error)
@@ -133,7 +141,7 @@ class Loremap:
                     return judged
                 text = judged
             else:
-                text = await anyio.to_thread.run_sync(self._run, typed, folder,
+                text = await anyio.to_thread.run_sync(self._run, typed, folder, _actor(ctx),
                                                       self._label(ctx))
         except UserError as exc:
             return _text(str(exc), is_error=True)
@@ -212,9 +220,9 @@ class Loremap:
             self._labels[key] = f"mcp-{secrets.token_hex(6)}"
         return self._labels[key]
 
-    def _run(self, arguments: ToolArgs, folder: Path | None, session: str | None = None
-             ) -> str:
-        with self.projects.use(folder) as (app, notices):
+    def _run(self, arguments: ToolArgs, folder: Path | None, actor: Actor,
+             session: str | None = None) -> str:
+        with acting_as(actor), self.projects.use(folder) as (app, notices):
             text = call(app, arguments, session)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
@@ -265,18 +273,18 @@ class Loremap:
         uri = str(params.uri)
         folder = await self.folder(ctx)
         try:
-            text = await anyio.to_thread.run_sync(self._read_resource, uri, folder)
+            text = await anyio.to_thread.run_sync(self._read_resource, uri, folder, _actor(ctx))
         except UserError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type="text/markdown", text=text)])
 
-    def _read_resource(self, uri: str, folder: Path | None) -> str:
+    def _read_resource(self, uri: str, folder: Path | None, actor: Actor) -> str:
         if uri == "loremap://map":
-            return self._run(MapArgs(), folder)
+            return self._run(MapArgs(), folder, actor)
         if uri.startswith("loremap://module/"):
             slug = uri.removeprefix("loremap://module/")
-            return self._run(MapArgs(slug.replace("--", "/")), folder)
+            return self._run(MapArgs(slug.replace("--", "/")), folder, actor)
         raise UserError(f"unknown resource {uri!r}: loremap://map or loremap://module/<slug>")
 
     async def list_prompts(self, ctx: ServerRequestContext[Any],
