@@ -31,6 +31,7 @@ from loremap.mcp.args import MapArgs, ToolArgs, VerifyArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
 from loremap.mcp.tools import call, verified
+from loremap.use.access import check_write, may_write
 from loremap.use.fresh import SERVER
 
 if TYPE_CHECKING:
@@ -103,8 +104,9 @@ def _text(text: str, is_error: bool = False) -> types.CallToolResult:
 class Loremap:
     """The handlers of one server: tools, resources and prompts over `projects`."""
 
-    def __init__(self, projects: Projects, profile: str) -> None:
+    def __init__(self, projects: Projects, profile: str, keyed: bool = False) -> None:
         self.projects = projects
+        self.keyed = keyed  # every request carries a key (`loremap serve --http` with tokens)
         self.tools = {spec.name: Tool(spec, definition) for spec, definition
                       in zip(catalogue(profile), tool_definitions(profile), strict=True)}
         # Per client session: sessions are kept apart, and a closed one is forgotten.
@@ -112,7 +114,10 @@ class Loremap:
 
     async def list_tools(self, ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[t.definition for t in self.tools.values()])
+        # A read-only client is not shown the tools every call of which it would be refused.
+        writer = may_write(self.keyed)
+        return types.ListToolsResult(tools=[t.definition for t in self.tools.values()
+                                            if writer or not t.spec.always_writes])
 
     async def call_tool(self, ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -128,7 +133,9 @@ class Loremap:
             if isinstance(typed, VerifyArgs) and _samples(ctx):
                 text = await self._verify(ctx, typed, folder)
             else:
-                text = await anyio.to_thread.run_sync(self._run, typed, folder)
+                write = _operation(tool.spec.name, arguments) if tool.spec.writes(arguments) \
+                    else ""
+                text = await anyio.to_thread.run_sync(self._run, typed, folder, write)
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -178,8 +185,12 @@ class Loremap:
         done = verify.decide(claim, evidence, reply, "sampling", problem, said_before)
         return "\n".join([*(f"degraded: {n}" for n in notices), verified(done)])
 
-    def _run(self, arguments: ToolArgs, folder: Path | None) -> str:
+    def _run(self, arguments: ToolArgs, folder: Path | None, write: str = "") -> str:
+        """Run a tool in its project; `write` names the change it makes, checked against the
+        caller's key first (`use/access.py`)."""
         with self.projects.use(folder) as (app, notices):
+            if write:
+                check_write(app, write, self.keyed)
             text = call(app, arguments)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
@@ -256,6 +267,12 @@ class Loremap:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
 
 
+def _operation(name: str, arguments: Mapping[str, Any]) -> str:
+    """How a refusal names the call: the tool, and its action when it has one."""
+    action = arguments.get("action")
+    return f"{name} {action}" if isinstance(action, str) else name
+
+
 def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
     """Whether the client declared `capability` (`roots`, `sampling`) in its handshake."""
     params = getattr(ctx.session, "client_params", None)
@@ -289,9 +306,11 @@ async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
     return None
 
 
-def build_server(projects: Projects, profile: str = "lean") -> Server[Any]:
-    """The MCP server over `projects` with the tools of `profile` ('lean' or 'full')."""
-    handlers = Loremap(projects, profile)
+def build_server(projects: Projects, profile: str = "lean", keyed: bool = False
+                 ) -> Server[Any]:
+    """The MCP server over `projects` with the tools of `profile` ('lean' or 'full'); `keyed`:
+    every request comes with a key (`loremap.actor`), whose role decides what it may write."""
+    handlers = Loremap(projects, profile, keyed)
     return Server(
         "loremap", version=__version__, title="loremap", instructions=INSTRUCTIONS,
         on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,
