@@ -295,7 +295,8 @@ def revoke(path: Path, name: str) -> Key:
             raise Conflict(f"{path}: cannot tell where token {name!r} ends; remove its "
                            "[[token]] table by hand")
         start = _comments_above(text, headers[index])
-        end = headers[index + 1] if index + 1 < len(headers) else len(text)
+        end = _comments_above(text, headers[index + 1]) if index + 1 < len(headers) \
+            else len(text)
         _write(path, text[:start] + text[end:], keys[:index] + keys[index + 1:])
         return keys[index]
 
