@@ -4,7 +4,10 @@ The low-level server (rather than the decorator API) lets the tool definitions b
 hand-written schemas of `catalogue`, validated strictly: an unknown or mistyped argument is
 refused with the list of valid ones instead of being dropped. A tool failure comes back as a
 tool error (`isError`) whose text says what to do; an unknown tool is a protocol error. Service
-calls run on worker threads (SQLite and the file system block) under the project's lock.
+calls run on worker threads (SQLite and the file system block) under the project's lock. A call
+that changes the memory (`ToolSpec.writes`) is first checked against the caller's key
+(`use/access.py`: a read-only one is refused), and a read-only client is not shown the tools
+every call of which it would be refused.
 """
 
 from __future__ import annotations

@@ -301,11 +301,6 @@ def revoke(path: Path, name: str) -> Key:
         return keys[index]
 
 
-def listing(path: Path) -> tuple[Key, ...]:
-    """The keys of the tokens file."""
-    return load(path)
-
-
 def _comments_above(text: str, start: int) -> int:
     """Where the comment lines directly above a table header begin (they are the table's)."""
     lines = text[:start].splitlines(keepends=True)

@@ -96,7 +96,7 @@ def _token(args: argparse.Namespace) -> int:
         lines([f"revoked token {key.name!r} ({key.role}) in {path}: a server reading this "
                "file refuses it from its next request"])
         return 0
-    found = keys.listing(path)
+    found = keys.load(path)
     if as_json:
         emit_json({"file": str(path), "tokens": [_entry(k) for k in found]})
         return 0
