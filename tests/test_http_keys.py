@@ -203,6 +203,26 @@ def test_a_tokens_file_that_cannot_serve_stops_serve_in_one_line_before_listenin
     assert (done.returncode, done.stderr) == (1, f"loremap: error: {tokens}: {message}\n")
 
 
+def test_through_the_daemon_a_bad_tokens_file_is_refused_before_a_daemon_is_asked(
+        project, tmp_path):
+    from loremap import wire
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(_entry(role="admin"), encoding="utf-8")
+    tokens.chmod(0o600)
+    env = {**os.environ, "LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "60"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "loremap", "serve", "--http",
+                               "127.0.0.1:0", "--tokens", str(tokens)], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (1, (
+            f"loremap: error: {tokens}: token 'ci': unknown role 'admin' (read-only or "
+            "read-write)\n"))
+        assert wire.ask({"op": "status"}, env) is None  # no daemon was started to listen
+    finally:
+        wire.ask({"op": "stop"}, env)
+
+
 def test_a_missing_or_group_writable_tokens_file_is_refused_in_one_line(project, tmp_path, cli):
     tokens = tmp_path / "tokens.toml"
     missing = cli("serve", "--http", "127.0.0.1:0", "--tokens", str(tokens))

@@ -127,6 +127,12 @@ def host_name(value: str) -> str:
     return value.rpartition(":")[0] if value.count(":") == 1 else value
 
 
+def _bearer(header: str) -> str:
+    """The token of an `Authorization: Bearer <token>` header ('' for any other)."""
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
 async def _respond(send: Send, status: int, body: dict[str, Any],
                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = json.dumps(body).encode("utf-8")
@@ -170,7 +176,7 @@ class Guard:
         caller: Caller | None = None
         if self.keys is not None:
             try:
-                caller = self._caller(headers.get("authorization", ""))
+                caller = self.keys.caller(_bearer(headers.get("authorization", "")))
             except Unreadable:  # logged by the keyring; its path is not for the caller
                 await _respond(send, 503, {"error": "the server's tokens file cannot be read "
                                                     "now: every request is refused until it "
@@ -191,12 +197,6 @@ class Guard:
             await send(message)
 
         return hinted
-
-    def _caller(self, header: str) -> Caller | None:
-        """The caller whose token `Authorization: Bearer <token>` carries, or None."""
-        assert self.keys is not None
-        scheme, _, value = header.partition(" ")
-        return self.keys.caller(value.strip()) if scheme.lower() == "bearer" else None
 
     async def _health(self, send: Send) -> None:
         import anyio.to_thread

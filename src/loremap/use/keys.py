@@ -233,7 +233,7 @@ class Keyring:
         # Why: keeping the old keys would keep a token the edit meant to revoke.
         # Outcome: every request is refused (503) until the file reads again; logged once.
         self._stamp = None
-        if stamp != self._failed or not stamp:
+        if stamp != self._failed:  # () for a file gone: logged once too
             log.warning("every request is refused until the tokens file reads again: %s", why)
         self._failed = stamp
         return Unreadable(why)
