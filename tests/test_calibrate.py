@@ -97,7 +97,7 @@ def test_calibrate_reports_and_writes_only_with_apply(shop, cli, tmp_path):
 
 
 def test_doctor_names_the_default_threshold(project, cli):
-    assert "abstention: coverage 0.3 (the default; `loremap calibrate --dataset FILE`" in \
+    assert "abstention: coverage 0.3 (the default; `loremap calibrate` fits it" in \
         cli("doctor").out
 
 

@@ -639,6 +639,8 @@ def test_codex_and_gemini_hooks_run_loremap_hook(cli, repo: Path, isolated_home:
     assert gemini["hooks"]["SessionStart"][0]["hooks"][0]["command"] == \
         "loremap-hook session-start"
     assert gemini["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == "loremap-hook prompt"
+    assert gemini["hooks"]["AfterTool"] == [{"matcher": "run_shell_command", "hooks": [
+        {"type": "command", "command": "loremap-hook post-tool", "name": "loremap"}]}]
 
 
 OURS = "hooks = true # added by loremap connect\n"

@@ -33,6 +33,7 @@ RUNS = {
     "handoff list": ["handoff", "list"],
     "connect --list": ["connect", "--list"],
     "embed status": ["embed", "status"],
+    "judge status": ["judge", "status"],
     "completions SHELL": ["completions", "bash"],
     "bundle": ["bundle", "-o", "{tmp}/loremap.mcpb"],
     "outcome": ["outcome", "procedure-renew-the-login-token", "success"],

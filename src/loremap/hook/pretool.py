@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loremap.hook.context import (
+    Project,
     additional_context,
     config_bytes,
     fence,
     locate,
     open_app,
+    settings,
     shared_configured,
 )
 
@@ -64,6 +66,7 @@ def pre_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     path = target_path(payload, project.root)
     if path is None:
         return ""
+    _log_open(project, path, environ)
     from loremap.sessions.state import SessionState
 
     state = SessionState(project.loremap_dir, project.session_id)
@@ -83,6 +86,20 @@ def pre_tool(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
     if len(notes) > MAX_NOTES:
         lines.append(f"({len(notes) - MAX_NOTES} more: read {path} with the read tool)")
     return additional_context("PreToolUse", fence("file-notes", "\n".join(lines)))
+
+
+def _log_open(project: Project, path: str, environ: Mapping[str, str]) -> None:
+    """Log the file the agent opens after its question (sessions/queries.py), unless logging
+    is off: the settings are read only when the environment or config.toml names the key."""
+    from loremap.sessions.queries import QUERIES_LOG, log_open
+
+    if project.session_id is None or not (project.loremap_dir / QUERIES_LOG).is_file():
+        return
+    if ("LOREMAP_LOG_QUERIES" in environ or b"log_queries" in config_bytes(
+            project.loremap_dir)) and not settings(project, environ).get_bool(
+                "search.log_queries"):
+        return
+    log_open(project.loremap_dir, project.session_id, path)
 
 
 def _warnings(loremap_dir: Path, path: str, environ: Mapping[str, str]

@@ -36,7 +36,8 @@ def prompt(payload: Mapping[str, object], environ: Mapping[str, str]) -> str:
 
     with open_app(project.root, environ) as app:
         question = Question(text[:QUERY_CHARS],
-                            budget=app.settings.get_int("hooks.recall_budget"))
+                            budget=app.settings.get_int("hooks.recall_budget"),
+                            session=project.session_id)
         done = recall(app, question, NEVER)
     for warning in done.warnings:
         log(f"prompt: {warning}", environ)

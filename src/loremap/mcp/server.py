@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("loremap.mcp")
 LOG_NAME = "mcp.log"
 SAMPLING_TIMEOUT_S = 60  # how long the client's model may take to judge a claim
+JUDGE_REQUEST = "judge"  # the key of the sampling request in an InputRequiredResult
 
 INSTRUCTIONS = """\
 loremap is this project's memory: the map of the code and the lessons of past sessions.
@@ -114,6 +115,7 @@ class Loremap:
                       in zip(catalogue(profile), tool_definitions(profile), strict=True)}
         # Per client session: sessions are kept apart, and a closed one is forgotten.
         self._roots: weakref.WeakKeyDictionary[object, Path | None] = weakref.WeakKeyDictionary()
+        self._labels: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
     async def list_tools(self, ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -122,8 +124,8 @@ class Loremap:
         return types.ListToolsResult(tools=[t.definition for t in self.tools.values()
                                             if writer or not t.spec.always_writes])
 
-    async def call_tool(self, ctx: ServerRequestContext[Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self.tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
@@ -133,12 +135,16 @@ class Loremap:
         try:
             typed = tool.check(arguments)
             folder = await self.folder(ctx)
-            if isinstance(typed, VerifyArgs) and _samples(ctx):
-                text = await self._verify(ctx, typed, folder)
+            if isinstance(typed, VerifyArgs):
+                judged = await self._verify(ctx, typed, folder, params.input_responses)
+                if isinstance(judged, types.InputRequiredResult):
+                    return judged
+                text = judged
             else:
                 write = _operation(tool.spec.name, arguments) if tool.spec.writes(arguments) \
                     else ""
-                text = await anyio.to_thread.run_sync(self._run, typed, folder, write)
+                text = await anyio.to_thread.run_sync(self._run, typed, folder,
+                                                      self._label(ctx), write)
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -153,48 +159,77 @@ class Loremap:
         return _text(text)
 
     async def _verify(self, ctx: ServerRequestContext[Any], args: VerifyArgs,
-                      folder: Path | None) -> str:
-        """`verify` judged by the client's own model (MCP sampling): the evidence is gathered
-        under the project's lock, the model asked outside it (use/verify.py)."""
+                      folder: Path | None, answered: types.InputResponses | None
+                      ) -> str | types.InputRequiredResult:
+        """`verify`: the evidence and the local judge's verdict (use/verify.py) under the
+        project's lock; without a local judge, the client's own model asked through MCP
+        sampling when the client offers it, outside the lock.
+
+        Up to protocol 2025-11-25 the question is a sampling request of the server's own. From
+        2026-07-28 on, which has no such request, the tool answers `InputRequiredResult` with
+        the sampling request embedded, and the client calls it again with the model's answer in
+        `input_responses` (the evidence is gathered again then: nothing the client echoes is
+        trusted but the answer, which is only ever a verdict to read)."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         from loremap.use import verify
 
-        claim = verify.check_claim(args.claim)
-
-        def gather() -> tuple[list[verify.Evidence], list[str], list[str]]:
+        def local() -> tuple[verify.Verified, list[str]]:
             with self.projects.use(folder) as (app, notices):
-                evidence, said = verify.gather(app, claim, SERVER)
-            return evidence, said, notices
+                return verify.verify(app, args.claim, SERVER), notices
 
-        evidence, said_before, notices = await anyio.to_thread.run_sync(gather)
-        reply, problem = None, ""
-        if evidence:
-            try:
-                # Sampling is deprecated from protocol 2026-07-28 on; the clients that offer
-                # it today still answer it (as for roots in `_first_root`).
-                with warnings.catch_warnings(), anyio.fail_after(SAMPLING_TIMEOUT_S):
-                    warnings.simplefilter("ignore")
-                    answer = await ctx.session.create_message(
-                        [types.SamplingMessage(role="user", content=types.TextContent(
-                            type="text", text=verify.judge_prompt(claim, evidence)))],
-                        max_tokens=300, temperature=0.0, include_context="none")
-                content = answer.content
-                said = content.text if isinstance(content, types.TextContent) else ""
-                reply = verify.read_reply(said)
-                problem = "" if reply is not None else \
-                    "the client's model answered, but not with a verdict in JSON"
-            except Exception as exc:  # noqa: BLE001 - a refused or failed sampling: unknown
-                problem = (f"the client's model did not answer ({type(exc).__name__}: "
-                           f"{str(exc)[:200]})")
-        done = verify.decide(claim, evidence, reply, "sampling", problem, said_before)
+        done, notices = await anyio.to_thread.run_sync(local)
+        if done.judge == "none" and done.evidence and _samples(ctx):
+            ask = types.CreateMessageRequestParams(
+                messages=[types.SamplingMessage(role="user", content=types.TextContent(
+                    type="text", text=verify.judge_prompt(done.claim, done.evidence)))],
+                max_tokens=300, temperature=0.0, include_context="none")
+            reply, problem = None, ""
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = (answered or {}).get(JUDGE_REQUEST)
+                if answer is None:
+                    return types.InputRequiredResult(
+                        input_requests={JUDGE_REQUEST: types.CreateMessageRequest(params=ask)})
+                reply, problem = _read_verdict(answer)
+            else:
+                try:
+                    # Sampling as a request of the server's own, deprecated from 2026-07-28 on;
+                    # the clients that offer it today still answer it (as for roots).
+                    with warnings.catch_warnings(), anyio.fail_after(SAMPLING_TIMEOUT_S):
+                        warnings.simplefilter("ignore")
+                        reply, problem = _read_verdict(await ctx.session.create_message(
+                            ask.messages, max_tokens=ask.max_tokens,
+                            temperature=ask.temperature, include_context=ask.include_context))
+                except Exception as exc:  # noqa: BLE001 - a refused or failed sampling: unknown
+                    problem = (f"the client's model did not answer ({type(exc).__name__}: "
+                               f"{str(exc)[:200]})")
+            done = verify.decide(done.claim, done.evidence, reply, "sampling", problem,
+                                 done.warnings)
         return "\n".join([*(f"degraded: {n}" for n in notices), verified(done)])
 
-    def _run(self, arguments: ToolArgs, folder: Path | None, write: str = "") -> str:
+    def _label(self, ctx: ServerRequestContext[Any]) -> str | None:
+        """This client session's name in the log of questions (`mcp-` and 12 random hex);
+        None on a stateless protocol (2026-07-28 on), where no request knows the one before
+        it, so a recall and the read that follows cannot be paired."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        key = _client(ctx)
+        if key not in self._labels:
+            import secrets
+
+            self._labels[key] = f"mcp-{secrets.token_hex(6)}"
+        return self._labels[key]
+
+    def _run(self, arguments: ToolArgs, folder: Path | None, session: str | None = None,
+             write: str = "") -> str:
         """Run a tool in its project; `write` names the change it makes, checked against the
         caller's key first (`use/access.py`)."""
         with self.projects.use(folder) as (app, notices):
             if write:
                 check_write(app, write, self.keyed)
-            text = call(app, arguments)
+            text = call(app, arguments, session)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
         return text
@@ -203,10 +238,10 @@ class Loremap:
         """The client's first `file://` root, asked once per session (None: the default)."""
         if self.projects.pinned:
             return None
-        session = ctx.session
-        if session not in self._roots:
-            self._roots[session] = await _first_root(ctx)
-        return self._roots[session]
+        key = _client(ctx)
+        if key not in self._roots:
+            self._roots[key] = await _first_root(ctx)
+        return self._roots[key]
 
     # --- resources and prompts ------------------------------------------------------------
 
@@ -277,10 +312,22 @@ def _operation(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
-    """Whether the client declared `capability` (`roots`, `sampling`) in its handshake."""
-    params = getattr(ctx.session, "client_params", None)
-    capabilities = getattr(params, "capabilities", None)
+    """Whether the client declared `capability` (`roots`, `sampling`): in its handshake, or
+    from 2026-07-28 on in the request's envelope."""
+    capabilities = getattr(ctx.session, "client_capabilities", None)
     return capabilities is not None and getattr(capabilities, capability, None) is not None
+
+
+def _read_verdict(answer: object) -> tuple[tuple[str, float, str] | None, str]:
+    """The verdict in the client model's answer to the judge's sampling request (None, and
+    why, when there is none)."""
+    from loremap.use.verify import read_reply
+
+    content = getattr(answer, "content", None)
+    reply = read_reply(content.text) if isinstance(content, types.TextContent) else None
+    if reply is None:
+        return None, "the client's model answered, but not with a verdict in JSON"
+    return reply, ""
 
 
 def _samples(ctx: ServerRequestContext[Any]) -> bool:
@@ -288,11 +335,21 @@ def _samples(ctx: ServerRequestContext[Any]) -> bool:
     return _declared(ctx, "sampling")
 
 
+def _client(ctx: ServerRequestContext[Any]) -> object:
+    """What stays the same across one client session's requests: the SDK builds a
+    `ServerSession` per request around the connection, which it does not expose otherwise."""
+    return getattr(ctx.session, "_connection", ctx.session)
+
+
 async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
     """Trigger: the client declared the roots capability. Why: a shared daemon does not know
     each client's project otherwise. Outcome: its first local folder, else None (the default).
-    Roots are deprecated from protocol 2026-07-28 on, but the clients of today still send them."""
-    if not _declared(ctx, "roots"):
+    Roots are deprecated from protocol 2026-07-28 on, but the clients of today still send them;
+    on that protocol a server's request has no channel (it would take an input-required round
+    trip per call), and the default serves."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or not _declared(ctx, "roots"):
         return None
     try:
         with warnings.catch_warnings():

@@ -44,13 +44,13 @@ def _noted(warnings: list[str], prefix: str = "note") -> list[str]:
     return [f"{prefix}: {w}" for w in warnings]
 
 
-def recall(app: App, args: RecallArgs) -> str:
+def recall(app: App, args: RecallArgs, session: str | None = None) -> str:
     from loremap.use.recall import recall as run
 
     done = run(app, Question(args.query, args.terms,
                              kinds=(args.kind,) if args.kind else (), types=args.types,
                              files=args.files, as_of=args.as_of, history=args.history,
-                             budget=args.budget), SERVER)
+                             budget=args.budget, session=session), SERVER)
     return "\n".join([*_noted(done.warnings), *render_recall(done.found, TOOL_HINT)])
 
 
@@ -64,8 +64,8 @@ def remember(app: App, args: RememberArgs) -> str:
     return "\n".join(out + _noted(done.warnings, "warning"))
 
 
-def read(app: App, args: ReadArgs) -> str:
-    done = notes.read(app, args.target, SERVER)
+def read(app: App, args: ReadArgs, session: str | None = None) -> str:
+    done = notes.read(app, args.target, SERVER, session=session)
     return "\n".join([*_noted(done.warnings), *notes.render_page(done.page)])
 
 
@@ -163,7 +163,8 @@ def stats(app: App, args: StatsArgs) -> str:
 
 
 def verify(app: App, args: VerifyArgs) -> str:
-    """Without the client's model (no sampling): the evidence, and `unknown`."""
+    """The evidence and the local judge's verdict, or `unknown` (the server's `_verify` also
+    asks the client's model when there is no local judge)."""
     from loremap.use.verify import verify as run
 
     return verified(run(app, args.claim, SERVER))
@@ -176,15 +177,16 @@ def verified(done: Verified) -> str:
     return "\n".join([*render(done), *_noted(done.warnings, "warning")])
 
 
-def call(app: App, args: ToolArgs) -> str:
-    """Run the tool whose arguments `args` are."""
+def call(app: App, args: ToolArgs, session: str | None = None) -> str:
+    """Run the tool whose arguments `args` are; `session` names the client's session in the
+    log of questions and what they led to (sessions/queries.py)."""
     match args:
         case RecallArgs():
-            return recall(app, args)
+            return recall(app, args, session)
         case RememberArgs():
             return remember(app, args)
         case ReadArgs():
-            return read(app, args)
+            return read(app, args, session)
         case MapArgs():
             return map_(app, args)
         case HandoffArgs():

@@ -131,6 +131,36 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
     return out
 
 
+def _check_links_sections(memory: Memory, fix: bool) -> list[Finding]:
+    """Note files whose generated `## Links` section is not what loremap writes now (written
+    before it linked files and paths to their module pages): Obsidian's graph misses their
+    edges to the code. `--fix` writes them again."""
+    from loremap.vault.frontmatter import links_section
+
+    stale = []
+    for vault in memory.vaults:
+        for row in memory.store.list_notes(scope=vault.scope):
+            if not vault.exists(row.id):
+                continue
+            try:
+                loaded = vault.read(row.id)
+            except MalformedNote:
+                continue
+            section = links_section(loaded.note)
+            if section.strip() and not loaded.text.rstrip("\n").endswith(section.rstrip("\n")):
+                stale.append((vault, loaded.note))
+    if not stale:
+        return []
+    if fix:
+        for vault, note in stale:
+            memory.rewrite(vault, note)
+    shown = ", ".join(note.id for _, note in stale[:3]) + (" ..." if len(stale) > 3 else "")
+    return [Finding("warning", "links-section", f"{len(stale)} note(s) carry a Links section "
+                    f"older than their frontmatter's links and files ({shown}); `loremap doctor "
+                    "--fix` writes it again (the Obsidian graph links them to their code)",
+                    fixed=fix)]
+
+
 def _check_quarantined(memory: Memory) -> list[Finding]:
     """Note files that hold a credential, which the index keeps out of recall (`guarded`).
 
@@ -267,6 +297,7 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
     try:
         findings += _check_index(memory, fix)
         findings += _check_supersession(memory, fix)
+        findings += _check_links_sections(memory, fix)
         findings += _check_quarantined(memory)
     except UnsafePath:
         pass  # a vault folder linked out: named by the symlinks check, nothing to compare

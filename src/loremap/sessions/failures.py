@@ -28,30 +28,15 @@ def record(loremap_dir: Path, key: str, tool: str, command: str) -> int:
         from loremap.vault.secrets import redacted
 
         command = redacted(command)[:MAX_COMMAND]
-    root = loremap_dir.parent
-    path = loremap_dir / ERRORS_LOG
     line = json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                        "signature": key, "tool": tool, "command": command},
                       ensure_ascii=False) + "\n"
-    old = b""
     try:
-        if path.parent.exists():
-            fs.check_folder(path.parent, root)  # a cache/ linked out of the repository
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        with fs.file_lock(path.with_suffix(".lock"), 2.0, root):
-            old = fs.read_confined(path, root) if path.exists() else b""
-            if len(old) > MAX_LOG_BYTES:
-                old = old[len(old) // 2:].split(b"\n", 1)[-1]
-            fs.atomic_write(path, old + line.encode("utf-8"), root, durable=False)
+        fs.append_capped(loremap_dir / ERRORS_LOG, line.encode("utf-8"), loremap_dir.parent,
+                         MAX_LOG_BYTES)
     except (OSError, UserError):
-        pass  # not counted: the lookup goes on
-    return count_in(old, key) + 1
-
-
-def count_in(data: bytes, key: str) -> int:
-    """How many failures of the log's bytes `data` have the signature `key`."""
-    return sum(1 for entry in _entries(data) if entry["signature"] == key)
+        return 1  # not logged: the lookup goes on
+    return sum(1 for entry in read_log(loremap_dir) if entry["signature"] == key)
 
 
 def read_log(loremap_dir: Path) -> list[dict[str, str]]:

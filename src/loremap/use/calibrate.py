@@ -1,4 +1,4 @@
-"""`loremap calibrate --dataset FILE`: the abstention threshold fitted to this project.
+"""`loremap calibrate [--dataset FILE]`: the abstention threshold fitted to this project.
 
 Recall answers "nothing relevant in memory" when none of its best text matches holds
 `coverage` (0.3) of the question's IDF mass (and no named entity or close vector answers it:
@@ -8,6 +8,12 @@ dataset lists questions the memory can answer (`"gold": [ids]`) and questions it
 (`"gold": []`), in `loremap eval`'s JSON Lines; each is asked once, and the threshold is the
 largest that keeps false abstention (an answerable question refused) at most `MAX_FALSE`
 (3 %), which makes true abstention (an unanswerable one refused) as high as that allows.
+Without a dataset the questions are the project's own: the log of what the agents asked and
+what they opened next (sessions/queries.py, kept by the prompt hook, the pre-tool hook and the
+MCP tools unless `search.log_queries` is off). A logged question after which the agent opened
+a note or file the index holds is answerable; the log knows no question the memory cannot
+answer, so the threshold (which only false abstention bounds) is fitted as above and the true
+abstention is not measured: a dataset with unanswerable questions measures it.
 The rates before and after are reported on the same questions with 95 % Wilson intervals
 (the questions fit the threshold: held-in figures); `--apply` writes it into
 `search.tuning` (`coverage=...`, the other keys kept) and what was fitted into
@@ -37,11 +43,12 @@ class Rates(NamedTuple):
     threshold: float
     false_abstention: float  # answerable questions refused
     false_interval: tuple[float, float]
-    true_abstention: float  # unanswerable questions refused
-    true_interval: tuple[float, float]
+    true_abstention: float | None  # unanswerable questions refused (None: none asked)
+    true_interval: tuple[float, float] | None
 
 
 class Calibration(NamedTuple):
+    source: str  # the dataset's file name, or the log's path under .loremap/
     answerable: int
     unanswerable: int
     before: Rates  # with the threshold in force
@@ -59,6 +66,8 @@ def rates(answerable: Sequence[Signal], unanswerable: Sequence[Signal], threshol
         return sum(1 for s in signals if s.always or s.coverage < threshold)
 
     a, u = refused(answerable), refused(unanswerable)
+    if not unanswerable:
+        return Rates(threshold, a / len(answerable), wilson(a, len(answerable) - a), None, None)
     return Rates(threshold, a / len(answerable), wilson(a, len(answerable) - a),
                  u / len(unanswerable), wilson(u, len(unanswerable) - u))
 
@@ -80,32 +89,64 @@ def fit(answerable: Sequence[Signal], unanswerable: Sequence[Signal],
     return best
 
 
-def calibrate(app: App, dataset: Path, freshness: Freshness, apply: bool = False
+def calibrate(app: App, dataset: Path | None, freshness: Freshness, apply: bool = False
               ) -> Calibration:
+    """Fit the threshold on `dataset`'s questions, or (None) on the logged ones."""
     from loremap.search import Request
-    from loremap.search.evaluate import load_dataset
 
-    cases = load_dataset(dataset, unanswerable=True)
-    answerable = [c for c in cases if c.gold]
-    unanswerable = [c for c in cases if not c.gold]
-    if len(answerable) < MIN_QUESTIONS or len(unanswerable) < MIN_QUESTIONS:
-        raise InvalidInput(
-            f"{dataset}: calibrating needs at least {MIN_QUESTIONS} answerable questions "
-            f"(\"gold\": [ids]) and {MIN_QUESTIONS} unanswerable ones (\"gold\": []); it has "
-            f"{len(answerable)} and {len(unanswerable)}")
+    if dataset is None:
+        source, cases = _logged(app)
+    else:
+        source, cases = dataset.name, _dataset(dataset)
     warnings = refresh(app, freshness)
     engine = app.engine()
-    signals = {id(c): engine.abstention(Request(c.query, terms=list(c.terms))) for c in cases}
-    yes = [signals[id(c)] for c in answerable]
-    no = [signals[id(c)] for c in unanswerable]
+    yes = [engine.abstention(Request(q, terms=list(t))) for q, t, gold in cases if gold]
+    no = [engine.abstention(Request(q, terms=list(t))) for q, t, gold in cases if not gold]
     before = rates(yes, no, engine.config.coverage)
     after = fit(yes, no)
     if apply:
-        _persist(app, after, dataset, len(yes), len(no))
-    return Calibration(len(yes), len(no), before, after, apply, warnings)
+        _persist(app, after, source, len(yes), len(no))
+    return Calibration(source, len(yes), len(no), before, after, apply, warnings)
 
 
-def _persist(app: App, after: Rates, dataset: Path, answerable: int, unanswerable: int
+Case = tuple[str, Sequence[str], Sequence[str]]  # query, terms, gold ids
+
+
+def _dataset(path: Path) -> list[Case]:
+    from loremap.search.evaluate import load_dataset
+
+    cases = load_dataset(path, unanswerable=True)
+    answerable = sum(1 for c in cases if c.gold)
+    if answerable < MIN_QUESTIONS or len(cases) - answerable < MIN_QUESTIONS:
+        raise InvalidInput(
+            f"{path}: calibrating needs at least {MIN_QUESTIONS} answerable questions "
+            f"(\"gold\": [ids]) and {MIN_QUESTIONS} unanswerable ones (\"gold\": []); it has "
+            f"{answerable} and {len(cases) - answerable}")
+    return [(c.query, c.terms, c.gold) for c in cases]
+
+
+def _logged(app: App) -> tuple[str, list[Case]]:
+    """The logged questions after which the agent opened something the index holds."""
+    from loremap.sessions.queries import QUERIES_LOG, asked
+
+    if app.loremap_dir is None:
+        raise InvalidInput("not in a loremap project: run `loremap init` in the repository, or "
+                           "give --dataset FILE")
+    logged = asked(app.loremap_dir)
+    held = app.store.existing_ids({node for a in logged for node in a.opened})
+    cases: list[Case] = [(a.query, (), [n for n in a.opened if n in held]) for a in logged]
+    cases = [c for c in cases if c[2]]
+    if len(cases) < MIN_QUESTIONS:
+        off = "" if app.settings.get_bool("search.log_queries") else \
+            " (search.log_queries is off: nothing is logged)"
+        raise InvalidInput(
+            f"the log of this project's questions holds {len(cases)} after which the agent "
+            f"opened a note or file of the index; calibrating needs at least {MIN_QUESTIONS}"
+            f"{off}: let the agents work longer, or give --dataset FILE")
+    return f".loremap/{QUERIES_LOG}", cases
+
+
+def _persist(app: App, after: Rates, source: str, answerable: int, unanswerable: int
              ) -> None:
     from loremap.config import CONFIG_FILE
     from loremap.search import SearchConfig
@@ -124,10 +165,11 @@ def _persist(app: App, after: Rates, dataset: Path, answerable: int, unanswerabl
     config = app.loremap_dir / CONFIG_FILE
     write_setting(config, "search.tuning", tuning)
     day = dt.datetime.now(dt.UTC).date().isoformat()
+    unanswered = (f"{unanswerable} unanswerable, {after.true_abstention:.1%} refused"
+                  if after.true_abstention is not None else "no unanswerable ones")
     write_setting(config, "search.calibrated", (
-        f"{day} on {dataset.name}: coverage {after.threshold:g}; {answerable} answerable "
-        f"questions, {after.false_abstention:.1%} refused; {unanswerable} unanswerable, "
-        f"{after.true_abstention:.1%} refused"))
+        f"{day} on {source}: coverage {after.threshold:g}; {answerable} answerable "
+        f"questions, {after.false_abstention:.1%} refused; {unanswered}"))
 
 
 def in_force(app: App) -> Finding:
@@ -145,6 +187,6 @@ def in_force(app: App) -> Finding:
     elif coverage != SearchConfig().coverage:
         where = "from search.tuning"
     else:
-        where = ("the default; `loremap calibrate --dataset FILE` fits it to this project's "
-                 "questions")
+        where = ("the default; `loremap calibrate` fits it to this project's logged questions, "
+                 "or to a dataset's with --dataset FILE")
     return Finding("ok", "abstention", f"coverage {coverage:g} ({where})")

@@ -92,9 +92,11 @@ class Read(NamedTuple):
     warnings: list[str]
 
 
-def read(app: App, target: str, freshness: Freshness, cwd: Path | None = None) -> Read:
+def read(app: App, target: str, freshness: Freshness, cwd: Path | None = None,
+         session: str | None = None) -> Read:
     """A note by id, a file of the code map or a module page by path (relative to `cwd`, or to
-    the repository root when `cwd` is None)."""
+    the repository root when `cwd` is None); with the agent's `session`, what it opened is
+    logged for `loremap calibrate`."""
     target = target.strip()
     if not target:
         raise InvalidInput("read what? give a note id, a file path or a module path")
@@ -108,7 +110,21 @@ def read(app: App, target: str, freshness: Freshness, cwd: Path | None = None) -
     if page is None:
         raise NotFound(f"{target} is not in the code map as a file or a module (run `loremap "
                        "index`; binary, generated and vendored files are left out)")
+    if session:
+        from loremap.use.recall import logged
+
+        logged(app, session, opened=page_node(page))
     return Read(page, warnings)
+
+
+def page_node(page: Page) -> str:
+    """The id of the index node a page shows (a note's id, a file's path, a module's folder
+    with its `/`)."""
+    if isinstance(page, NotePage):
+        return page.note.id
+    if isinstance(page, FilePage):
+        return page.view.path
+    return (page.module or ".") + "/"
 
 
 def _is_id(target: str) -> bool:

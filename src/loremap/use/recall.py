@@ -37,6 +37,7 @@ class Question(NamedTuple):
     budget: int | None = None
     limit: int | None = None
     cwd: Path | None = None
+    session: str | None = None  # the agent's session: the question is logged for calibrate
 
 
 class Recalled(NamedTuple):
@@ -50,9 +51,28 @@ def recall(app: App, question: Question, freshness: Freshness,
            config: SearchConfig | None = None) -> Recalled:
     """Search the project's memory (and the personal vault's) for `question`."""
     request = build_request(app, question)
+    if question.session:
+        logged(app, question.session, query=question.text)
     warnings = prepare(app, freshness)
     found = app.engine(config, hook=freshness is None).recall(request)
     return Recalled(found, warnings + app.embed_degraded())
+
+
+def logged(app: App, session: str, query: str = "", opened: str = "") -> None:
+    """Log a question of the agent's `session`, or a node it opened, for `loremap calibrate`
+    (sessions/queries.py); with `search.log_queries` off, nothing is logged and a question
+    deletes the log."""
+    from loremap.sessions import queries
+
+    if app.loremap_dir is None:
+        return
+    if not app.settings.get_bool("search.log_queries"):
+        if query:
+            queries.drop_log(app.loremap_dir)
+    elif query:
+        queries.log_query(app.loremap_dir, session, query)
+    else:
+        queries.log_open(app.loremap_dir, session, opened)
 
 
 def ranker(app: App, scope: Question, config: SearchConfig | None = None

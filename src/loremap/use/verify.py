@@ -4,10 +4,13 @@ The evidence is the recall of the claim (the notes and code the engine finds for
 why it was found, a file with its best-matching line). A verdict — supports, contradicts or
 unknown, with a confidence — needs a judge that reads the claim against that evidence:
 
-- the calling agent's own model, asked through MCP sampling when its client offers it (the
-  MCP tool; `mcp/server.py`): the claim and the evidence, and a JSON answer asked back;
-- no local model is built in: no natural-language-inference model ships in a Python package
-  that loremap could use offline, so the CLI answers `unknown` with the evidence;
+- a local natural-language-inference cross-encoder (`embed/nli.py`), when `verify.judge` names
+  one (`loremap judge enable --model NAME|PATH`): each sentence of the evidence (a note's title
+  and body sentences, a file's best-matching line) is a premise for the claim, and the verdict
+  is the strongest entailment or contradiction among them, with the sentence that gave it;
+- else the calling agent's own model, asked through MCP sampling when its client offers it
+  (the MCP tool; `mcp/server.py`): the claim and the evidence, and a JSON answer asked back;
+- else `unknown` with the evidence;
 - never an invented verdict: no judge, a judge that does not answer, or an answer that does
   not parse is `unknown`, and the reason says which.
 
@@ -29,6 +32,7 @@ from loremap.use.fresh import Freshness
 
 if TYPE_CHECKING:
     from loremap.app import App
+    from loremap.embed.nli import NliModel
 
 MAX_CLAIM = 2_000  # characters
 EVIDENCE = 5  # items
@@ -52,7 +56,7 @@ class Verified(NamedTuple):
     claim: str
     verdict: str  # supports | contradicts | unknown
     confidence: float  # the judge's, 0 without one
-    judge: str  # "sampling" (the client's model) or "none"
+    judge: str  # "nli NAME" (the local model), "sampling" (the client's model) or "none"
     reason: str
     evidence: list[Evidence]
     warnings: list[str]
@@ -126,13 +130,118 @@ def decide(claim: str, evidence: list[Evidence], reply: tuple[str, float, str] |
     return Verified(claim, verdict, confidence, judge, reason, evidence, warnings)
 
 
+NO_JUDGE = ("no judge here: the evidence is below for you to read (`loremap judge enable "
+            "--model NAME` sets a local one; the MCP tool also asks the agent's own model when "
+            "its client offers sampling)")
+PREMISES = 12  # sentences of one evidence item a judge reads
+PREMISE_CHARS = (12, 600)  # shorter says nothing, longer is cut
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n\s*(?:[-*+]\s+|\d+[.)]\s+)?|\n")
+
+
 def verify(app: App, claim: str, freshness: Freshness) -> Verified:
-    """The evidence, and `unknown`: a front end without a judge (the CLI)."""
+    """The evidence, and the local judge's verdict when `verify.judge` names one (else
+    `unknown`: the MCP tool may still ask the client's model)."""
     claim = check_claim(claim)
     evidence, warnings = gather(app, claim, freshness)
-    return decide(claim, evidence, None, "none",
-                  "no judge here: the evidence is below for you to read (the MCP tool asks "
-                  "the agent's own model when its client offers sampling)", warnings)
+    spec = app.settings.get_str("verify.judge").strip()
+    if not spec:
+        return decide(claim, evidence, None, "none", NO_JUDGE, warnings)
+    from loremap.embed.nli import load_judge
+    from loremap.errors import EmbedderUnavailable
+
+    try:
+        model = load_judge(spec, app.user.models)
+    except EmbedderUnavailable as exc:
+        return decide(claim, evidence, None, "none", f"the local judge cannot answer: {exc}",
+                      [*warnings, f"degraded: {exc}"])
+    reply = judged(model, claim, premises(app, evidence)) if evidence else None
+    return decide(claim, evidence, reply, f"nli {model.name}", "", warnings)
+
+
+def premises(app: App, evidence: list[Evidence]) -> list[tuple[Evidence, str]]:
+    """The sentences a judge reads the claim against: a note's title and the sentences of
+    its body (from the index), a file's or module's best-matching line."""
+    rows = app.store.nodes([e.id for e in evidence if e.kind == "note"])
+    out: list[tuple[Evidence, str]] = []
+    for item in evidence:
+        row = rows.get(item.id)
+        text = f"{item.title}.\n{row.body}" if row is not None else item.text
+        kept = [" ".join(part.split()) for part in _SENTENCE_END.split(text)]
+        low, high = PREMISE_CHARS
+        out += [(item, sentence[:high]) for sentence in
+                dict.fromkeys(k for k in kept if len(k) >= low)][:PREMISES]
+    return out
+
+
+def judged(model: NliModel, claim: str, read: list[tuple[Evidence, str]]
+           ) -> tuple[str, float, str] | None:
+    """The reply of the local judge: the strongest entailment or contradiction of the claim by
+    one premise, with that premise as the reason (None: nothing to read)."""
+    if not read:
+        return None
+    found = model.infer([(premise, claim) for _, premise in read])
+    entail = max(range(len(found)), key=lambda n: found[n].entailment)
+    contra = max(range(len(found)), key=lambda n: found[n].contradiction)
+    if found[entail].entailment >= found[contra].contradiction:
+        verdict, at, confidence = "supports", entail, found[entail].entailment
+    else:
+        verdict, at, confidence = "contradicts", contra, found[contra].contradiction
+    item, premise = read[at]
+    return verdict, confidence, f"{item.kind} {item.id}: \"{premise}\""
+
+
+class Judge(NamedTuple):
+    """The local judge as `loremap judge status` shows it."""
+
+    spec: str  # what verify.judge names ("" for none)
+    labels: tuple[str, ...]  # the model's labels, when it loads
+    problem: str  # why it cannot answer ("" when it can)
+
+
+def enable_judge(app: App, model: str, download_progress: bool = True) -> Judge:
+    """Make `model` (a Hub name, downloaded now, or a model folder) the local judge: written
+    to `verify.judge` once it has judged a pair."""
+    from loremap.config import CONFIG_FILE
+    from loremap.embed import is_hub_name
+    from loremap.embed.nli import load_judge
+    from loremap.use.settings import write_setting
+
+    spec = model.strip()
+    if not spec:
+        raise InvalidInput("which judge? give --model NAME (a Hugging Face NLI cross-encoder) "
+                           "or the path of a model folder")
+    if app.loremap_dir is None:
+        raise InvalidInput("not in a loremap project: run `loremap init` in the repository")
+    if is_hub_name(spec):
+        from loremap.embed.hub import fetch
+
+        fetch(spec, app.user.models, progress=download_progress)
+    judge = load_judge(spec, app.user.models)
+    judge.infer([("The build passes.", "The build passes.")])  # it answers, or nothing changes
+    write_setting(app.loremap_dir / CONFIG_FILE, "verify.judge", spec)
+    return Judge(spec, judge.labels, "")
+
+
+def judge_status(app: App) -> Judge:
+    from loremap.embed.nli import load_judge
+    from loremap.errors import EmbedderUnavailable
+
+    spec = app.settings.get_str("verify.judge").strip()
+    if not spec:
+        return Judge("", (), "")
+    try:
+        return Judge(spec, load_judge(spec, app.user.models).labels, "")
+    except EmbedderUnavailable as exc:
+        return Judge(spec, (), str(exc))
+
+
+def disable_judge(app: App) -> None:
+    from loremap.config import CONFIG_FILE
+    from loremap.use.settings import write_setting
+
+    if app.loremap_dir is None:
+        raise InvalidInput("not in a loremap project: run `loremap init` in the repository")
+    write_setting(app.loremap_dir / CONFIG_FILE, "verify.judge", "")
 
 
 def render(done: Verified) -> list[str]:

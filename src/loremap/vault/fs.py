@@ -189,6 +189,40 @@ def atomic_write(path: Path, data: bytes, root: Path | None = None, durable: boo
         fsync_dir(path.parent)
 
 
+def append_capped(path: Path, line: bytes, root: Path, max_bytes: int) -> None:
+    """Append `line` to the log `path` (created with its folder when missing) in one `write`
+    of an `O_APPEND` descriptor, never through a symlink (`UnsafePath`): concurrent appenders
+    never interleave a line. Past `max_bytes` the older half is dropped under the log's lock
+    (a line another process appends during that rewrite can be lost: these are logs, and a
+    lock on every append would cost a hook more than the line is worth)."""
+    if path.parent.exists():
+        check_folder(path.parent, root)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        target = link_target(path) if exc.errno in (errno.ELOOP, errno.EMLINK) else None
+        if target is None:
+            raise
+        raise UnsafePath(f"{path} is a symlink to {target}; loremap does not follow "
+                         "links") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePath(f"{path} is not a regular file")
+        os.write(fd, line)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > max_bytes:
+        with file_lock(path.with_suffix(".lock"), 2.0, root):
+            data = read_confined(path, root)
+            if len(data) > max_bytes:
+                atomic_write(path, data[len(data) // 2:].split(b"\n", 1)[-1], root,
+                             durable=False)
+
+
 @contextlib.contextmanager
 def file_lock(lock_path: Path, timeout: float, root: Path | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path` (created if needed) for the block; with

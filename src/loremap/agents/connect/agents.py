@@ -161,14 +161,19 @@ def _codex(c: Context) -> list[Edit]:
 
 def _gemini(c: Context) -> list[Edit]:
     settings = c.root / ".gemini" / "settings.json"
-    start, prompt = (c.hook_command(event, IN_FOLDER) for event in ("session-start", "prompt"))
+    start, prompt, after = (c.hook_command(event, IN_FOLDER)
+                            for event in ("session-start", "prompt", "post-tool"))
     return [
         c.server_entry(settings, ("mcpServers", SERVER), c.stdio(IN_FOLDER), IN_FOLDER),
         JsonHooks(settings, HOOKS, (
             ("SessionStart", {"hooks": [{"type": "command", "command": start,
                                          "name": "loremap"}]}),
             ("BeforeAgent", {"hooks": [{"type": "command", "command": prompt,
-                                        "name": "loremap"}]})),
+                                        "name": "loremap"}]}),
+            # A failed shell command: what fixed it before (hook/failure.py).
+            ("AfterTool", {"matcher": "run_shell_command",
+                           "hooks": [{"type": "command", "command": after,
+                                      "name": "loremap"}]})),
             needs=_bare(start.split()[0])),
         MarkedBlock(c.root / "GEMINI.md", RULES),
     ]
