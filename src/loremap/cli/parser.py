@@ -20,6 +20,7 @@ STATUSES = ("active", "superseded", "archived", "quarantined")
 SOURCES = ("agent", "human", "import", "auto")
 KINDS = ("note", "file", "module")
 OUTCOMES = ("success", "failure")
+ROLES = ("read-only", "read-write")  # loremap.actor.ROLES
 
 COMMANDS: dict[str, str] = {
     "init": "create .loremap/ in this repository and build the index",
@@ -408,6 +409,36 @@ def _embed(p: argparse.ArgumentParser) -> None:
                         "folder, or endpoint:MODEL (a server at embed.url)")
 
 
+def _serve(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--http", metavar="HOST:PORT", default=None,
+                   help="serve streamable HTTP on this address instead of stdio (a non-loopback "
+                        "address needs --tokens or LOREMAP_HTTP_TOKEN)")
+    tokens_help = ("the tokens file of --http: one named key per client, read-only or "
+                   "read-write (default: LOREMAP_HTTP_TOKENS)")
+    p.add_argument("--tokens", metavar="FILE", default=None, help=tokens_help)
+    sub = p.add_subparsers(dest="serve_action", metavar="token", parser_class=type(p))
+    token = sub.add_parser("token", help="manage the tokens file: add, list, revoke",
+                           description="manage the keys of `loremap serve --http --tokens FILE`")
+    actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True,
+                                   parser_class=type(p))
+
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=text, description=text)
+        # SUPPRESS: given before or after the action, either works.
+        sub.add_argument("--tokens", metavar="FILE", default=argparse.SUPPRESS, help=tokens_help)
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print machine-readable JSON")
+        return sub
+
+    add = action("add", "add a key and print its token (once: only its hash is kept)")
+    add.add_argument("name", help="who or what uses it (the actor the audit records)")
+    add.add_argument("--role", required=True, choices=ROLES,
+                     help="read-only: recall, read, map, ...; read-write: remember, forget, ...")
+    action("list", "list the keys: name, role, when added")
+    action("revoke", "remove a key: the server refuses its token from the next request").\
+        add_argument("name", help="the key's name")
+
+
 def _daemon(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("start", "stop", "status", "run", "units"),
                    help="start: in the background (a hook or `loremap serve` also starts it on "
@@ -444,10 +475,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "doctor": lambda p: p.add_argument("--fix", action="store_true",
                                        help="repair what can be repaired"),
     "audit": _audit,
-    "serve": lambda p: p.add_argument(
-        "--http", metavar="HOST:PORT", default=None,
-        help="serve streamable HTTP on this address instead of stdio (a non-loopback address "
-             "needs LOREMAP_HTTP_TOKEN)"),
+    "serve": _serve,
     "xray": _xray,
     "hooks": _hooks,
     "compaction": _compaction,

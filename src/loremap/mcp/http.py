@@ -3,9 +3,12 @@
 The rules, in the order a request meets them:
 - the Host header must name this server (DNS rebinding: a web page whose name resolves to
   127.0.0.1 must not reach the memory), and a browser's Origin must be one of those hosts;
-- with `LOREMAP_HTTP_TOKEN` set, every request but `GET /health` needs `Authorization: Bearer
-  <token>` (compared in constant time); binding any address other than loopback without a
-  token is refused before the socket opens;
+- with a tokens file (`--tokens FILE`, `use/keys.py`) or `LOREMAP_HTTP_TOKEN`, every request
+  but `GET /health` needs `Authorization: Bearer <token>` of a key the server knows now (the
+  file is re-read when it changes: a revoked token gets 401 from its next request); the key's
+  name and role are the request's caller (`loremap.actor`), which the tool dispatch checks a
+  write against. Binding any address other than loopback without a key is refused before the
+  socket opens;
 - request bodies over `serve.max_request_bytes` are refused (413) by the SDK's limit;
 - at most `serve.max_sessions` MCP sessions are open at once: the SDK answers one more with 503
   and we add `Retry-After`; a session with no request in flight for `serve.session_idle_s` is
@@ -20,7 +23,6 @@ the end on their threads, so no write is cut in half) and then closes the indexe
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import json
 import logging
@@ -30,9 +32,11 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any, NamedTuple
 
 from loremap import __version__
+from loremap.actor import Caller, acting
 from loremap.errors import InvalidInput, UserError
 from loremap.mcp.projects import Projects
 from loremap.mcp.server import build_server
+from loremap.use.keys import Keyring, Unreadable
 
 log = logging.getLogger("loremap.mcp")
 
@@ -96,12 +100,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond this machine without a token."""
-    if not is_loopback(host) and not token:
-        raise UserError(f"refusing to listen on {host} without a token: set LOREMAP_HTTP_TOKEN "
-                        "(clients send it as 'Authorization: Bearer <token>'), or bind "
-                        "127.0.0.1")
+def check_bind(host: str, keys: Keyring | None) -> None:
+    """Refuse to listen beyond this machine without a key."""
+    if not is_loopback(host) and keys is None:
+        raise UserError(f"refusing to listen on {host} without a token: give a tokens file "
+                        "(--tokens FILE, made with `loremap serve token add`) or set "
+                        "LOREMAP_HTTP_TOKEN (clients send it as 'Authorization: Bearer "
+                        "<token>'), or bind 127.0.0.1")
 
 
 def allowed_hosts(host: str, extra: list[str]) -> frozenset[str] | None:
@@ -122,6 +127,12 @@ def host_name(value: str) -> str:
     return value.rpartition(":")[0] if value.count(":") == 1 else value
 
 
+def _bearer(header: str) -> str:
+    """The token of an `Authorization: Bearer <token>` header ('' for any other)."""
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
 async def _respond(send: Send, status: int, body: dict[str, Any],
                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = json.dumps(body).encode("utf-8")
@@ -132,12 +143,13 @@ async def _respond(send: Send, status: int, body: dict[str, Any],
 
 
 class Guard:
-    """ASGI middleware: Host/Origin checks, bearer token, `/health`; the rest to the SDK."""
+    """ASGI middleware: Host/Origin checks, bearer tokens, `/health`; the rest to the SDK, as
+    the caller whose token the request carried (`keys` None: no key needed, no caller)."""
 
-    def __init__(self, inner: ASGIApp, token: str, hosts: frozenset[str] | None,
+    def __init__(self, inner: ASGIApp, keys: Keyring | None, hosts: frozenset[str] | None,
                  projects: Projects, retry_after: int = RETRY_AFTER_MAX_S) -> None:
         self.inner = inner
-        self.token = token.encode("utf-8")
+        self.keys = keys
         self.hosts = hosts
         self.projects = projects
         self.started = time.monotonic()
@@ -161,11 +173,21 @@ class Guard:
         if scope["path"] == "/health" and scope["method"] == "GET":
             await self._health(send)
             return
-        if self.token and not self._authorized(headers.get("authorization", "")):
-            await _respond(send, 401, {"error": "missing or wrong bearer token"},
-                           [(b"www-authenticate", b'Bearer realm="loremap"')])
-            return
-        await self.inner(scope, receive, self._hinted(send))
+        caller: Caller | None = None
+        if self.keys is not None:
+            try:
+                caller = self.keys.caller(_bearer(headers.get("authorization", "")))
+            except Unreadable:  # logged by the keyring; its path is not for the caller
+                await _respond(send, 503, {"error": "the server's tokens file cannot be read "
+                                                    "now: every request is refused until it "
+                                                    "is fixed"})
+                return
+            if caller is None:
+                await _respond(send, 401, {"error": "missing or wrong bearer token"},
+                               [(b"www-authenticate", b'Bearer realm="loremap"')])
+                return
+        with acting(caller):  # the SDK runs the handler in this request's context
+            await self.inner(scope, receive, self._hinted(send))
 
     def _hinted(self, send: Send) -> Send:
         """`send` with Retry-After added to a 503: the SDK's only one is its session cap."""
@@ -176,11 +198,6 @@ class Guard:
 
         return hinted
 
-    def _authorized(self, header: str) -> bool:
-        scheme, _, value = header.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            value.strip().encode("utf-8"), self.token)
-
     async def _health(self, send: Send) -> None:
         import anyio.to_thread
 
@@ -190,29 +207,29 @@ class Guard:
             "uptime_s": round(time.monotonic() - self.started, 1), "store": store})
 
 
-def make_app(projects: Projects, profile: str, host: str, port: int, token: str,
+def make_app(projects: Projects, profile: str, host: str, port: int, keys: Keyring | None,
              extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> ASGIApp:
     """The whole HTTP application: `/mcp` (streamable HTTP) and `/health`, guarded."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(projects, profile)
+    server = build_server(projects, profile, keyed=keys is not None)
     hosts = allowed_hosts(host, extra_hosts)
     # Our guard checks Host and Origin for every route; the SDK's own check would only repeat it.
     inner = server.streamable_http_app(
         streamable_http_path="/mcp", max_request_body_size=max_bytes, host=host,
         max_sessions=limits.max_sessions, session_idle_timeout=limits.idle_s or None,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return Guard(inner, token, hosts, projects, limits.retry_after)
+    return Guard(inner, keys, hosts, projects, limits.retry_after)
 
 
-def serve(projects: Projects, profile: str, host: str, port: int, token: str,
+def serve(projects: Projects, profile: str, host: str, port: int, keys: Keyring | None,
           extra_hosts: list[str], max_bytes: int, limits: SessionLimits,
           ready: Callable[[int], None] | None = None) -> None:
     """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
     import anyio
 
-    check_bind(host, token)
-    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
+    check_bind(host, keys)
+    app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
     server = _uvicorn(app, host, port)
 
     async def main() -> None:
@@ -250,7 +267,7 @@ class Listener(NamedTuple):
         self.projects.close()
 
 
-def listen(projects: Projects, profile: str, host: str, port: int, token: str,
+def listen(projects: Projects, profile: str, host: str, port: int, keys: Keyring | None,
            extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> Listener:
     """The same server as `serve`, listening on a thread: what the daemon runs for `loremap
     serve --http`. `UserError` when the address cannot be bound."""
@@ -258,8 +275,8 @@ def listen(projects: Projects, profile: str, host: str, port: int, token: str,
 
     import anyio
 
-    check_bind(host, token)
-    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
+    check_bind(host, keys)
+    app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
     server = _uvicorn(app, host, port)
 
     def run() -> None:

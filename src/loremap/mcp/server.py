@@ -4,7 +4,10 @@ The low-level server (rather than the decorator API) lets the tool definitions b
 hand-written schemas of `catalogue`, validated strictly: an unknown or mistyped argument is
 refused with the list of valid ones instead of being dropped. A tool failure comes back as a
 tool error (`isError`) whose text says what to do; an unknown tool is a protocol error. Service
-calls run on worker threads (SQLite and the file system block) under the project's lock.
+calls run on worker threads (SQLite and the file system block) under the project's lock. A call
+that changes the memory (`ToolSpec.writes`) is first checked against the caller's key
+(`use/access.py`: a read-only one is refused), and a read-only client is not shown the tools
+every call of which it would be refused.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from loremap.mcp.args import MapArgs, ToolArgs, VerifyArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
 from loremap.mcp.tools import call, verified
+from loremap.use.access import check_write, may_write
 from loremap.use.fresh import SERVER
 
 if TYPE_CHECKING:
@@ -99,9 +103,14 @@ def _explain(error: ValidationError, schema: dict[str, Any]) -> str:
 
 def _actor(ctx: ServerRequestContext[Any]) -> Actor:
     """Who the audit records as making a tool's changes: an agent, named by its client's
-    `initialize` when it sent one."""
+    `initialize` when it sent one, and by the key its HTTP request came with (`loremap.actor`,
+    set by `mcp/http.py`)."""
+    from loremap import actor
+
     params = ctx.session.client_params
-    return Actor("agent", client=params.client_info.name if params is not None else "")
+    caller = actor.current()
+    return Actor("agent", client=params.client_info.name if params is not None else "",
+                 token=caller.name if caller is not None else "")
 
 
 def _text(text: str, is_error: bool = False) -> types.CallToolResult:
@@ -112,8 +121,9 @@ def _text(text: str, is_error: bool = False) -> types.CallToolResult:
 class Loremap:
     """The handlers of one server: tools, resources and prompts over `projects`."""
 
-    def __init__(self, projects: Projects, profile: str) -> None:
+    def __init__(self, projects: Projects, profile: str, keyed: bool = False) -> None:
         self.projects = projects
+        self.keyed = keyed  # every request carries a key (`loremap serve --http` with tokens)
         self.tools = {spec.name: Tool(spec, definition) for spec, definition
                       in zip(catalogue(profile), tool_definitions(profile), strict=True)}
         # Per client session: sessions are kept apart, and a closed one is forgotten.
@@ -122,7 +132,10 @@ class Loremap:
 
     async def list_tools(self, ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[t.definition for t in self.tools.values()])
+        # A read-only client is not shown the tools every call of which it would be refused.
+        writer = may_write(self.keyed)
+        return types.ListToolsResult(tools=[t.definition for t in self.tools.values()
+                                            if writer or not t.spec.always_writes])
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                         ) -> types.CallToolResult | types.InputRequiredResult:
@@ -141,8 +154,10 @@ class Loremap:
                     return judged
                 text = judged
             else:
+                write = _operation(tool.spec.name, arguments) if tool.spec.writes(arguments) \
+                    else ""
                 text = await anyio.to_thread.run_sync(self._run, typed, folder, _actor(ctx),
-                                                      self._label(ctx))
+                                                      self._label(ctx), write)
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -221,8 +236,12 @@ class Loremap:
         return self._labels[key]
 
     def _run(self, arguments: ToolArgs, folder: Path | None, actor: Actor,
-             session: str | None = None) -> str:
+             session: str | None = None, write: str = "") -> str:
+        """Run a tool in its project as `actor`; `write` names the change it makes, checked
+        against the caller's key first (`use/access.py`)."""
         with acting_as(actor), self.projects.use(folder) as (app, notices):
+            if write:
+                check_write(app, write, self.keyed)
             text = call(app, arguments, session)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
@@ -299,6 +318,12 @@ class Loremap:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
 
 
+def _operation(name: str, arguments: Mapping[str, Any]) -> str:
+    """How a refusal names the call: the tool, and its action when it has one."""
+    action = arguments.get("action")
+    return f"{name} {action}" if isinstance(action, str) else name
+
+
 def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
     """Whether the client declared `capability` (`roots`, `sampling`): in its handshake, or
     from 2026-07-28 on in the request's envelope."""
@@ -354,9 +379,11 @@ async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
     return None
 
 
-def build_server(projects: Projects, profile: str = "lean") -> Server[Any]:
-    """The MCP server over `projects` with the tools of `profile` ('lean' or 'full')."""
-    handlers = Loremap(projects, profile)
+def build_server(projects: Projects, profile: str = "lean", keyed: bool = False
+                 ) -> Server[Any]:
+    """The MCP server over `projects` with the tools of `profile` ('lean' or 'full'); `keyed`:
+    every request comes with a key (`loremap.actor`), whose role decides what it may write."""
+    handlers = Loremap(projects, profile, keyed)
     return Server(
         "loremap", version=__version__, title="loremap", instructions=INSTRUCTIONS,
         on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,

@@ -437,6 +437,13 @@ class Memory:
                          note.title, detail)
         return loaded
 
+    def record_refusal(self, operation: str, why: str) -> None:
+        """An audit record of a write refused to its caller (`use/access.py`): no note
+        changed, the operation and why as its payload."""
+        vault = self._target(False)
+        with self.recorded([vault]) as write:
+            write.record(vault.scope, "refused", "", "", "", operation, why)
+
     def _target(self, personal: bool) -> Vault:
         if not personal and self.project is None:
             raise InvalidInput("not in a loremap project: run `loremap init`, or pass --personal")
