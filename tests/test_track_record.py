@@ -244,5 +244,6 @@ def test_an_index_of_the_previous_schema_is_migrated_and_an_edited_note_counts(p
     item = next(i for i in json.loads(done.stdout)["items"] if i["id"] == note_id)
     assert "worked 9 of 9 times reported (ranked up)" in item["why"]
     with sqlite3.connect(index) as conn:  # migrated in place, not rebuilt
-        assert conn.execute("SELECT max(version) FROM migrations").fetchone()[0] == len(schema.MIGRATIONS)
+        version = conn.execute("SELECT max(version) FROM migrations").fetchone()[0]
+        assert version == len(schema.MIGRATIONS)
         assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == rows

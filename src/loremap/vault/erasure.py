@@ -67,9 +67,8 @@ class Quotes:
                 start = text.find(literal, start + 1)
         words = [(m.start(), m.end(), _norm(m.group())) for m in _WORD.finditer(text)]
         words = [w for w in words if w[2]]
-        for i in range(len(words) - RUN + 1):
-            if tuple(w[2] for w in words[i:i + RUN]) in self.runs:
-                found.append((words[i][0], words[i + RUN - 1][1]))
+        found += [(words[i][0], words[i + RUN - 1][1]) for i in range(len(words) - RUN + 1)
+                  if tuple(w[2] for w in words[i:i + RUN]) in self.runs]
         merged: list[tuple[int, int]] = []
         for start, end in sorted(found):
             if merged and start <= merged[-1][1]:
@@ -92,6 +91,11 @@ class Quotes:
     def quoted_in(self, line: str) -> bool:
         return self.note_id in line or bool(self.spans(line))
 
+    def without_lines(self, text: str) -> str:
+        """`text` without the lines that quote the note or name it."""
+        return "".join(line for line in text.splitlines(keepends=True)
+                       if not self.quoted_in(line))
+
 
 def _files(folder: Path, root: Path, suffixes: Sequence[str]) -> list[Path]:
     """The regular files of `folder` (and below) with one of `suffixes`; none through a link
@@ -110,17 +114,14 @@ def scrub(loremap_dir: Path, quotes: Quotes) -> list[str]:
     """Remove the quotes of an erased note from the files under `loremap_dir` beside its
     notes; the files changed, relative to the repository."""
     root = loremap_dir.parent
-    changed: list[Path] = []
+    edits: list[tuple[Path, Callable[[str], str]]] = []
     for name in TEXT_FOLDERS:
-        for path in _files(loremap_dir / name, root, (".md", ".json", ".txt")):
-            change = _in_json(quotes) if path.suffix == ".json" else quotes.replaced
-            if _replace_in(path, root, change):
-                changed.append(path)
-    for path in _files(loremap_dir / LOG_FOLDER, root, (".jsonl",)):
-        if _replace_in(path, root, lambda text: "".join(
-                line for line in text.splitlines(keepends=True) if not quotes.quoted_in(line))):
-            changed.append(path)
-    return [str(p.relative_to(root)) for p in changed]
+        edits += [(path, _in_json(quotes) if path.suffix == ".json" else quotes.replaced)
+                  for path in _files(loremap_dir / name, root, (".md", ".json", ".txt"))]
+    edits += [(path, quotes.without_lines)
+              for path in _files(loremap_dir / LOG_FOLDER, root, (".jsonl",))]
+    return [str(path.relative_to(root)) for path, change in edits
+            if _replace_in(path, root, change)]
 
 
 def _in_json(quotes: Quotes) -> Callable[[str], str]:

@@ -452,7 +452,8 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
         """Every note text of the project, tombstones included."""
         rows = self.execute(
             "SELECT id, text, hash, deleted, version, to_char(updated_at AT TIME ZONE 'UTC', "
-            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by, erased FROM note_docs WHERE project = %s",
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by, erased FROM note_docs "
+            "WHERE project = %s",
             (self.project,))
         return {r[0]: SharedDoc(*r) for r in rows}
 
@@ -545,8 +546,8 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
             if owned:
                 self.execute(f"VACUUM {', '.join(tables)}")
         except (StoreError, psycopg.Error) as exc:
-            return [f"VACUUM of the erased rows' tables failed ({first_line(exc)}); until a "
-                    "VACUUM runs, their pages keep the bytes of the deleted rows (docs/postgres.md)"]
+            return [f"VACUUM of the erased rows' tables failed ({first_line(exc)}); until one "
+                    "runs, their pages keep the bytes of the deleted rows (docs/postgres.md)"]
         if not owned:
             return [f"{describe(self.url)}: this role does not own loremap's tables, so the "
                     f"erased rows' bytes stay in their pages until the owner (or autovacuum) "

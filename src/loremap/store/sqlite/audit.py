@@ -9,8 +9,9 @@ conflict on every merge; a team's common record is the shared database's chain.
 
 Triggers refuse to change or delete a record, and delete a payload only after an erase record
 of its note (`audit/chain.py`); appending an erase record deletes the payloads of the note's
-earlier records in the same transaction (`secure_delete`, so their bytes are zeroed). They stop a mistake, not the owner of the file, who can drop
-them: what shows an edit is the chain (`loremap audit verify`). WAL with `synchronous=FULL`: a
+earlier records in the same transaction (`secure_delete`: their bytes are zeroed). The
+triggers stop a mistake, not the owner of the file, who can drop them: what shows an edit is
+the chain (`loremap audit verify`). WAL with `synchronous=FULL`: a
 committed record survives a power cut, as the note file it describes does (fsync'ed).
 """
 
