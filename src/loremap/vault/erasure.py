@@ -6,7 +6,8 @@ in a session's state or record (`sessions/`), in the logs of questions and failu
 
 - **what counts as a quote**: the note's title and aliases as written, each line of its body
   (a line of 8 characters or more, list markers and surrounding spaces aside), and every run
-  of three or more consecutive words of its title or body (punctuation around a word aside),
+  of three or more consecutive words of its title or body (punctuation around a word aside;
+  one of the three of 5 letters or more, so that "how do we" or "in the end" quote nothing),
   from every text of the note this clone knows (its file, and on a shared database its current
   text and every earlier version);
 - **handoffs and session files**: each quote is replaced by `[erased]`; the rest of the file
@@ -31,7 +32,8 @@ from loremap.vault import fs
 
 ERASED = "[erased]"
 MIN_LINE = 8  # characters of a body line quoted alone
-RUN = 3  # consecutive words that make a quote
+RUN = 3  # consecutive words that make a quote...
+LONG = 5  # ...when one of them has this many characters ("how do we" quotes nothing)
 _WORD = re.compile(r"\S+")
 _EDGE = re.compile(r"^\W+|\W+$")
 _MARKER = re.compile(r"^\s*(?:[-*+>]|\d{1,9}[.)]|#{1,6})\s+")
@@ -55,7 +57,8 @@ class Quotes:
         self.runs: set[tuple[str, ...]] = set()
         for text in (*titles, *bodies):
             words = [w for w in (_norm(m) for m in _WORD.findall(text)) if w]
-            self.runs.update(tuple(words[i:i + RUN]) for i in range(len(words) - RUN + 1))
+            runs = (tuple(words[i:i + RUN]) for i in range(len(words) - RUN + 1))
+            self.runs.update(run for run in runs if any(len(w) >= LONG for w in run))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The (start, end) of every quote in `text`, merged where they overlap."""
