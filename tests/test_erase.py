@@ -186,7 +186,7 @@ def test_a_quote_is_a_title_a_body_line_or_three_words_and_common_phrases_are_no
     from loremap.vault.erasure import Quotes
 
     quotes = Quotes("decision-x", ["Use the blue vault"], ["How do we rotate the keys?\nok"])
-    assert quotes.replaced("we said: Use the blue vault, then") == "we said: [erased], then"
+    assert quotes.replaced("we said: Use the blue vault, then") == "we said: [erased] then"
     assert quotes.replaced("then rotate the keys daily") == "then [erased] daily"
     assert quotes.replaced("how do we ship it") == "how do we ship it"  # no long word
     assert quotes.without_lines("a decision-x line\nkept\n") == "kept\n"
