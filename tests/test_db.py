@@ -48,9 +48,16 @@ def connect(url: str, **kwargs: str) -> Any:
     return psycopg.connect(url, autocommit=True, **kwargs)
 
 
+def back_to_schema_6(conn: Any) -> None:
+    """Undo migration 7 (erased tombstones), in the caller's transaction."""
+    conn.execute("ALTER TABLE note_docs DROP COLUMN erased")
+    conn.execute("DELETE FROM loremap_migrations WHERE version > 6")
+
+
 def back_to_schema_5(conn: Any) -> None:
-    """Undo migration 6 (the audit chain's tables, their triggers going with them), in the
-    caller's transaction."""
+    """Undo migrations 7 and 6 (the audit chain's tables, their triggers going with them), in
+    the caller's transaction."""
+    back_to_schema_6(conn)
     conn.execute("DROP TABLE audit_log, audit_payloads")
     conn.execute("DROP FUNCTION loremap_audit_append_only(), loremap_audit_payload_kept()")
     conn.execute("DELETE FROM loremap_migrations WHERE version > 5")

@@ -14,6 +14,7 @@ from mcp import Client
 from conftest import run_cli_process
 from loremap.cli.parser import OUTCOMES
 from loremap.search.track import factor, lower_bound
+from loremap.store.sqlite import schema
 from loremap.use import notes
 from loremap.vault.frontmatter import parse_note
 
@@ -243,5 +244,6 @@ def test_an_index_of_the_previous_schema_is_migrated_and_an_edited_note_counts(p
     item = next(i for i in json.loads(done.stdout)["items"] if i["id"] == note_id)
     assert "worked 9 of 9 times reported (ranked up)" in item["why"]
     with sqlite3.connect(index) as conn:  # migrated in place, not rebuilt
-        assert conn.execute("SELECT max(version) FROM migrations").fetchone()[0] == 6
+        version = conn.execute("SELECT max(version) FROM migrations").fetchone()[0]
+        assert version == len(schema.MIGRATIONS)
         assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == rows

@@ -4,7 +4,7 @@ A record's hash is SHA-256 over its fields as one canonical JSON array (`FORMAT`
 previous record's hash among them, so changing, removing or inserting a record breaks the link
 after it. Its title and detail (`payload`) are not hashed as text: the record holds
 `payload_hash`, SHA-256 of a random salt and the payload, and the payload and salt are stored
-beside it. Erasing a note (`forget --erase`, to come) can then delete the payloads of its
+beside it. Erasing a note (`forget --erase`) deletes the payloads of its
 records, salt included, and the chain still verifies: what is hashed (ids, content hashes,
 times, actors, the payload's salted hash) stays, and without the salt the hash left behind
 cannot be used to confirm a guess of the erased text. A payload may be missing only where a

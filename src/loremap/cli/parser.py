@@ -31,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "list": "list notes, newest first",
     "search": "recall notes and code for a question, within a token budget",
     "eval": "score the search on a dataset of questions with known answers",
-    "forget": "archive a note, or delete it with --purge",
+    "forget": "archive a note, delete it with --purge, or erase every trace with --erase",
     "outcome": "count whether following a procedure worked (success) or not (failure)",
     "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
     "dedupe": "notes that say the same thing: copies merged with --apply, near ones listed",
@@ -198,6 +198,10 @@ def _forget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", help="why it is forgotten (kept in the note)")
     p.add_argument("--purge", action="store_true",
                    help="delete the file and every index row of it")
+    p.add_argument("--erase", action="store_true",
+                   help="erase it completely (needs --reason; implies --purge): file, index "
+                        "rows, every shared version, quotes in handoffs, sessions and logs, "
+                        "audit titles; other clones erase it at their next sync")
 
 
 def _calibrate(p: argparse.ArgumentParser) -> None:

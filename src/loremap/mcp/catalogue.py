@@ -127,9 +127,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         }, ("action",)), read_only=False, reading_actions=("load",)),
     ToolSpec("forget", (
         "Archive a note that is wrong or obsolete (kept in its file, out of recall); purge "
-        "deletes it. To correct a note, remember a new one that supersedes it."),
+        "deletes it; erase (with a reason) removes every trace, e.g. a leaked secret. To "
+        "correct a note, remember a new one that supersedes it."),
         _object({"id": _str("note id", 200), "reason": _str(max_length=2000),
-                 "purge": {"type": "boolean"}}, ("id",)),
+                 "purge": {"type": "boolean"}, "erase": {"type": "boolean"}}, ("id",)),
         read_only=False, destructive=True),
     ToolSpec("outcome", (
         "After following a procedure from memory, report whether it worked: recall ranks "

@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from loremap.audit.chain import stamp
+from loremap.audit.chain import ERASE, stamp
 from loremap.errors import (
     IndexLocked,
     InvalidInput,
@@ -92,6 +92,15 @@ def with_outcome(body: str, line: str) -> str:
     if headings and lines[headings[-1]].strip() == OUTCOMES_HEADING:
         return "\n".join([*lines, line])
     return "\n".join([*lines, "", OUTCOMES_HEADING, line]).strip()
+
+
+def _refuse_secret_reason(reason: str) -> None:
+    from loremap.vault.secrets import scan
+
+    found = scan(reason)
+    if found:
+        raise SecretFound(f"refused: {found[0].kind} in the reason; remove it (nothing was "
+                          "changed)")
 
 
 def utc_now() -> dt.datetime:
@@ -657,17 +666,80 @@ class Memory:
                 self._index(loaded)
         return kept
 
+    def erase(self, note_id: str, reason: str) -> Outcome:
+        """Erase a note completely (`forget --erase`): its file, its index rows, on a shared
+        database every text it had (a tombstone that says erased, with id and hash, is all
+        that stays), the quotes of it beside the notes (`vault/erasure.py`), and the payloads
+        of its audit records (the `erase` record appended deletes them: `store/*/audit.py`).
+        A note only in the shared database (not pulled here) is erased there."""
+        check_id(note_id)
+        if not reason or not reason.strip():
+            raise InvalidInput("--erase needs --reason: say why the note is erased (it is "
+                               "kept in the audit record; nothing was changed)")
+        _refuse_secret_reason(reason)
+        vault = next((v for v in self.vaults if v.exists(note_id)), None)
+        texts = self._known_texts(note_id, vault)
+        if vault is None and not texts:
+            raise NotFound(f"no note with id '{note_id}' to erase (try `loremap list`); "
+                           "nothing was changed")
+        vault = vault or self._target(False)
+        out = Outcome(ids=[note_id], paths=[vault.display(vault.path_for(note_id))])
+        with self._files_and_index(vault) as write:
+            removal = Removal(vault, note_id)
+            write.land(removal)
+            self.store.set_meta(_SIGNATURE, "")
+            if not (self.store.shared and vault is self.personal):
+                self.store.erase_note(note_id)  # (a personal note never enters a database)
+            write.record(vault.scope, ERASE, note_id, hash_of(removal.before), "",
+                         detail=reason)
+        out.warnings += self.store.compact()
+        out.paths += self.scrub(note_id, texts)
+        out.counts = {"erased": 1}
+        return out
+
+    def _known_texts(self, note_id: str, vault: Vault | None) -> list[str]:
+        """Every text of the note this clone can read: its file's, and on a shared database
+        its current text and every earlier version (an erased tombstone has none)."""
+        texts = []
+        if vault is not None:
+            with contextlib.suppress(OSError, StoreError):
+                texts.append(read_nofollow(vault.path_for(note_id))[0].decode("utf-8", "replace"))
+        if self.store.shared and vault is not self.personal:
+            from loremap.store.postgres.store import PostgresStore
+
+            store = self.store
+            assert isinstance(store, PostgresStore)
+            doc = store.doc(note_id)
+            if doc is not None and not doc.erased:
+                texts += [doc.text, *(kept.text for kept in store.versions(note_id))]
+        return [text for text in texts if text]
+
+    def scrub(self, note_id: str, texts: Sequence[str]) -> list[str]:
+        """Remove the quotes of the erased note's `texts` from the project's handoffs, session
+        files and logs; the files changed."""
+        if self.project is None:
+            return []
+        from loremap.vault.erasure import Quotes, scrub
+        from loremap.vault.frontmatter import parse_note
+
+        titles: list[str] = []
+        bodies: list[str] = []
+        for text in texts:
+            try:
+                note = parse_note(text, note_id)
+            except MalformedNote:
+                bodies.append(text)
+                continue
+            titles += [note.title, *note.aliases]
+            bodies.append(note.body)
+        return scrub(self.project.root, Quotes(note_id, titles, bodies))
+
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""
         vault = self.vault_of(note_id)
         out = Outcome(ids=[note_id], paths=[vault.display(vault.path_for(note_id))])
         if reason:
-            from loremap.vault.secrets import scan
-
-            found = scan(reason)
-            if found:
-                raise SecretFound(f"refused: {found[0].kind} in the reason; remove it "
-                                  "(nothing was changed)")
+            _refuse_secret_reason(reason)
         with self._files_and_index(vault) as write:
             if purge:
                 removal = Removal(vault, note_id)

@@ -24,4 +24,4 @@ from loremap.store.rows import FileRow
 __all__ = ["SCHEMA_VERSION", "Append", "AuditLog", "CodeStore", "FileRow", "IndexStore",
            "SearchStore", "Store", "VectorStore"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7

@@ -59,6 +59,18 @@ class Store(Protocol):
 
     def delete_note(self, note_id: str) -> None: ...
 
+    def erase_note(self, note_id: str) -> None:
+        """Remove every row of the note (inside `write()`): its index rows and vectors, and on
+        a shared database every text it had (versions included), leaving a tombstone that
+        says erased with the id and last hash only (`forget --erase`)."""
+        ...
+
+    def compact(self) -> list[str]:
+        """After an erasure has committed: free the erased bytes from the store's files where
+        it can (SQLite: the FTS segments merged, VACUUM, the WAL truncated; PostgreSQL:
+        VACUUM of the touched tables); what it could not do, as warnings."""
+        ...
+
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]: ...
 

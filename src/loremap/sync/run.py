@@ -37,6 +37,7 @@ from loremap.sync.plan import (
     CONFLICT,
     DATABASE,
     DELETE,
+    ERASE,
     LOCAL,
     TOMBSTONE,
     UPLOAD,
@@ -300,6 +301,8 @@ class Sync:
                             data.decode("utf-8"))
                         ready.append(_Ready(step._replace(base=shared.content_hash),
                                             local_text=text, remote=data, merged=shared))
+            elif step.op == ERASE:  # the text is read only to find its quotes, then erased
+                ready.append(_Ready(step, local_text=_raw_text(files[step.id])))
             else:
                 ready.append(_Ready(step))
             if progress is not None:
@@ -330,9 +333,10 @@ class Sync:
                 tick = _counter(_bar(bars, f"{direction}ing"), len(ready))
                 self._apply_database(ready, remote, tick)
                 for item in ready:
-                    if item.step.change:
-                        write.record(self.vault.scope, direction, item.step.id,
-                                     *_hashes(item, local, remote), _title(item),
+                    if item.step.change:  # an erasure here is this clone's `erase` record
+                        write.record(self.vault.scope,
+                                     ERASE if item.step.op == ERASE else direction,
+                                     item.step.id, *_hashes(item, local, remote), _title(item),
                                      _said(item.step))
             landed: dict[str, str | None] = {}
             failed = None
@@ -428,6 +432,8 @@ class Sync:
                 self.memory.index_loaded(item.loaded)
             elif step.op == TOMBSTONE:
                 store.delete_note(step.id)
+            elif step.op == ERASE:
+                store.erase_note(step.id)  # (done by the clone that erased it: no rows left)
             elif step.op == CONFLICT and step.winner == LOCAL and item.loaded is not None:
                 doc = remote[step.id]
                 store.put_doc(step.id, item.loaded.text, item.loaded.content_hash,
@@ -454,6 +460,9 @@ class Sync:
             fs.atomic_write(self.vault.writable(step.id), item.remote)
         elif step.op == DELETE:
             self.vault.delete(step.id)
+        elif step.op == ERASE:
+            self.vault.delete(step.id)
+            self.memory.scrub(step.id, [item.local_text or ""])
 
     # --- versions ---------------------------------------------------------------------------
 
@@ -502,7 +511,15 @@ def _writes_file(item: _Ready) -> bool:
 
 def _touches_files(item: _Ready) -> bool:
     """Whether a step writes or deletes a note file here (`Sync._apply_files`)."""
-    return _writes_file(item) or item.step.op == DELETE
+    return _writes_file(item) or item.step.op in (DELETE, ERASE)
+
+
+def _raw_text(file: NoteFile) -> str:
+    """A note file's text as it is (for the quotes of an erased note), "" when unreadable."""
+    try:
+        return fs.read_nofollow(file.path)[0].decode("utf-8", "replace")
+    except (OSError, UnsafePath):
+        return ""
 
 
 def _bar(bars: Bars | None, label: str) -> Progress | None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from loremap.audit import Entry, Record, Stamp, seal
-from loremap.audit.chain import COLUMNS
+from loremap.audit.chain import COLUMNS, ERASE
 from loremap.errors import StoreError
 from loremap.store.postgres import first_line
 from loremap.store.protocols import Append
@@ -64,6 +64,11 @@ class PgAudit:
             if payloads:
                 cur.executemany("INSERT INTO audit_payloads (project, seq, salt, payload) "
                                 "VALUES (%s, %s, %s, %s)", payloads)
+            erasures = [(project, project, r.note, r.seq) for r in records if r.op == ERASE]
+            if erasures:  # an erasure: the payloads of the note's earlier records go with it
+                cur.executemany("DELETE FROM audit_payloads WHERE project = %s AND seq IN "
+                                "(SELECT seq FROM audit_log WHERE project = %s AND note = %s "
+                                "AND seq < %s)", erasures)
         return records
 
     def records(self, note: str | None = None, since: str | None = None) -> Iterator[Record]:

@@ -308,9 +308,16 @@ def _m6_audit(conn: Any) -> None:
                      f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()")
 
 
+def _m7_erased_tombstones(conn: Any) -> None:
+    """A tombstone says whether the note was erased (`forget --erase`): its texts are gone
+    from the database, and every clone that syncs erases its own copy, edited or not."""
+    conn.execute("ALTER TABLE note_docs ADD COLUMN erased boolean NOT NULL DEFAULT false")
+
+
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
                                                  _m3_owner_functions, _m4_vector_chunks,
-                                                 _m5_track_record_and_errors, _m6_audit)
+                                                 _m5_track_record_and_errors, _m6_audit,
+                                                 _m7_erased_tombstones)
 
 
 def current_version(conn: Any) -> int:

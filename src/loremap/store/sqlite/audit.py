@@ -8,8 +8,10 @@ the record of what was done in that clone, and two clones appending to one binar
 conflict on every merge; a team's common record is the shared database's chain.
 
 Triggers refuse to change or delete a record, and delete a payload only after an erase record
-of its note (`audit/chain.py`). They stop a mistake, not the owner of the file, who can drop
-them: what shows an edit is the chain (`loremap audit verify`). WAL with `synchronous=FULL`: a
+of its note (`audit/chain.py`); appending an erase record deletes the payloads of the note's
+earlier records in the same transaction (`secure_delete`: their bytes are zeroed). The
+triggers stop a mistake, not the owner of the file, who can drop them: what shows an edit is
+the chain (`loremap audit verify`). WAL with `synchronous=FULL`: a
 committed record survives a power cut, as the note file it describes does (fsync'ed).
 """
 
@@ -22,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from loremap.audit import Entry, Record, Stamp, seal
-from loremap.audit.chain import COLUMNS
+from loremap.audit.chain import COLUMNS, ERASE
 from loremap.errors import IndexLocked, SchemaTooNew, StoreError, UnsafePath
 from loremap.store.protocols import Append
 from loremap.vault.fs import link_target
@@ -84,6 +86,7 @@ class SqliteAudit:
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA secure_delete = ON")  # an erased payload's bytes are zeroed
         except sqlite3.Error as exc:
             conn.close()
             raise self._error(exc) from None
@@ -132,6 +135,7 @@ class SqliteAudit:
     @contextlib.contextmanager
     def appending(self) -> Iterator[Append]:
         begun: list[sqlite3.Connection] = []  # the connection once its transaction is open
+        erased: list[tuple[str, int]] = []  # (note, seq) of the erase records appended
 
         def append(entries: Sequence[Entry], when: Stamp) -> list[Record]:
             if not entries:
@@ -152,6 +156,10 @@ class SqliteAudit:
                 conn.executemany("INSERT INTO payloads (seq, salt, payload) VALUES (?, ?, ?)",
                                  [(r.seq, r.salt, r.payload) for r in records
                                   if r.payload is not None])
+                erasures = [(r.note, r.seq) for r in records if r.op == ERASE]
+                conn.executemany("DELETE FROM payloads WHERE seq IN (SELECT seq FROM audit "
+                                 "WHERE note = ? AND seq < ?)", erasures)
+                erased.extend(erasures)
             except sqlite3.Error as exc:
                 raise self._error(exc) from None
             return records
@@ -172,6 +180,13 @@ class SqliteAudit:
                 begun[0].execute("ROLLBACK")
             raise StoreError(f"the audit log {self.path} could not commit the change's records "
                              f"({exc}): nothing was recorded") from None
+        if erased:
+            # Trigger: a note's payloads were erased. Why: the WAL file keeps the pages it
+            # held before (the payloads' text among them) until it is overwritten. Outcome:
+            # checkpoint it into the file (whose freed cells secure_delete zeroed) and truncate
+            # it; a reader holding it open leaves it to the next checkpoint.
+            with contextlib.suppress(sqlite3.Error):
+                begun[0].execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def records(self, note: str | None = None, since: str | None = None) -> Iterator[Record]:
         if not self.path.exists():
