@@ -48,6 +48,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 RETRY_AFTER_MAX_S = 60  # the Retry-After of a refused session: the idle expiry, at most this
+SHUTDOWN_WAIT_S = 30.0  # how long a stop waits for the tool calls in flight to answer
 
 
 class SessionLimits(NamedTuple):
@@ -307,6 +308,18 @@ def _uvicorn(app: ASGIApp, host: str, port: int) -> Any:
     import uvicorn
 
     class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            """Stop once the tool calls in flight have answered (`server.CALLS`), on a thread:
+            a signal handler must not block."""
+            from loremap.mcp.server import CALLS
+
+            def later() -> None:
+                if CALLS.idle(SHUTDOWN_WAIT_S):
+                    time.sleep(0.2)  # the last answer leaves through its stream
+                uvicorn.Server.handle_exit(self, sig, frame)
+
+            threading.Thread(target=later, name="loremap-stop", daemon=True).start()
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             if threading.current_thread() is not threading.main_thread():

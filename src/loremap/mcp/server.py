@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import difflib
 import logging
+import threading
+import time
 import warnings
 import weakref
 from collections.abc import Mapping
@@ -44,6 +46,43 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("loremap.mcp")
 LOG_NAME = "mcp.log"
+
+
+class InFlight:
+    """The tool calls being served, so a server told to stop first lets them answer.
+
+    Trigger: SIGTERM while a call waits (for the vault's lock, a slow disk). Why: the HTTP
+    server's shutdown closes the SSE stream a call answers on, so a write that then completes
+    was never acknowledged (seen under load). Outcome: `loremap serve --http` waits for
+    `idle` (bounded) before it stops accepting, and a little more for the answer to be sent.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def idle(self, timeout: float) -> bool:
+        """Wait until no call is in flight (at most `timeout` seconds); whether none is."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
+
+
+CALLS = InFlight()  # every server of this process
 SAMPLING_TIMEOUT_S = 60  # how long the client's model may take to judge a claim
 JUDGE_REQUEST = "judge"  # the key of the sampling request in an InputRequiredResult
 
@@ -139,6 +178,12 @@ class Loremap:
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                         ) -> types.CallToolResult | types.InputRequiredResult:
+        with CALLS:
+            return await self._call_tool(ctx, params)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any],
+                         params: types.CallToolRequestParams
+                         ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self.tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
