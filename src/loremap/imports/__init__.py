@@ -1,0 +1,1 @@
+"""Importers: notes from other memory tools (Rubi, cuba-memorys, basic-memory) into the vault."""
