@@ -1,6 +1,7 @@
 """`loremap serve --http`: one daemon for many clients, over MCP's streamable HTTP.
 
-The rules, in the order a request meets them:
+The rules, in the order a request meets them (the Host, Origin, token and bind rules are
+`loremap.listener`'s, which the dashboard follows too):
 - the Host header must name this server (DNS rebinding: a web page whose name resolves to
   127.0.0.1 must not reach the memory), and a browser's Origin must be one of those hosts;
 - with `LOREMAP_HTTP_TOKEN` set, every request but `GET /health` needs `Authorization: Bearer
@@ -20,17 +21,23 @@ the end on their threads, so no write is cut in half) and then closes the indexe
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, NamedTuple
 
 from loremap import __version__
 from loremap.errors import InvalidInput, UserError
+from loremap.listener import (
+    allowed_hosts,
+    authorized,
+    check_bind,
+    on_thread,
+    refusal,
+    run,
+)
 from loremap.mcp.projects import Projects
 from loremap.mcp.server import build_server
 
@@ -42,7 +49,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 RETRY_AFTER_MAX_S = 60  # the Retry-After of a refused session: the idle expiry, at most this
 
 
@@ -87,41 +93,6 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, number
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond this machine without a token."""
-    if not is_loopback(host) and not token:
-        raise UserError(f"refusing to listen on {host} without a token: set LOREMAP_HTTP_TOKEN "
-                        "(clients send it as 'Authorization: Bearer <token>'), or bind "
-                        "127.0.0.1")
-
-
-def allowed_hosts(host: str, extra: list[str]) -> frozenset[str] | None:
-    """The host names accepted in Host and Origin (any port: DNS rebinding is about the
-    name), or None for any (a wildcard bind with a token and no list: the token is what guards
-    it, and the names the machine answers to are unknown here)."""
-    if host in ("0.0.0.0", "::") and not extra:
-        return None
-    return frozenset(name.strip().strip("[]").lower()
-                     for name in (*LOOPBACK_NAMES, host, *extra) if name.strip())
-
-
-def host_name(value: str) -> str:
-    """The name in a Host header or an Origin's authority: 'h:1' -> 'h', '[::1]:1' -> '::1'."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1:].partition("]")[0]
-    return value.rpartition(":")[0] if value.count(":") == 1 else value
-
-
 async def _respond(send: Send, status: int, body: dict[str, Any],
                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = json.dumps(body).encode("utf-8")
@@ -149,19 +120,14 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
-        host = headers.get("host", "")
-        if self.hosts is not None and host_name(host) not in self.hosts:
-            await _respond(send, 421, {"error": f"host {host!r} is not served here"})
-            return
-        origin = headers.get("origin")
-        if origin is not None and self.hosts is not None and \
-                host_name(origin.partition("://")[2].partition("/")[0]) not in self.hosts:
-            await _respond(send, 403, {"error": f"origin {origin!r} is not allowed"})
+        refused = refusal(headers, self.hosts)
+        if refused is not None:
+            await _respond(send, refused[0], {"error": refused[1]})
             return
         if scope["path"] == "/health" and scope["method"] == "GET":
             await self._health(send)
             return
-        if self.token and not self._authorized(headers.get("authorization", "")):
+        if self.token and not authorized(headers.get("authorization", ""), self.token):
             await _respond(send, 401, {"error": "missing or wrong bearer token"},
                            [(b"www-authenticate", b'Bearer realm="loremap"')])
             return
@@ -175,11 +141,6 @@ class Guard:
             await send(message)
 
         return hinted
-
-    def _authorized(self, header: str) -> bool:
-        scheme, _, value = header.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            value.strip().encode("utf-8"), self.token)
 
     async def _health(self, send: Send) -> None:
         import anyio.to_thread
@@ -209,27 +170,10 @@ def serve(projects: Projects, profile: str, host: str, port: int, token: str,
           extra_hosts: list[str], max_bytes: int, limits: SessionLimits,
           ready: Callable[[int], None] | None = None) -> None:
     """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
-    import anyio
-
     check_bind(host, token)
     app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
-    server = _uvicorn(app, host, port)
-
-    async def main() -> None:
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve)
-            while not server.started:
-                if server.should_exit:
-                    return
-                await anyio.sleep(0.02)
-            if ready is not None:
-                bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-                ready(int(bound))
-
     try:
-        anyio.run(main)
-    except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
-        raise UserError(f"cannot listen on {host}:{port} (see the message above)") from None
+        run(app, host, port, ready)
     finally:
         projects.close()
 
@@ -254,55 +198,11 @@ def listen(projects: Projects, profile: str, host: str, port: int, token: str,
            extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> Listener:
     """The same server as `serve`, listening on a thread: what the daemon runs for `loremap
     serve --http`. `UserError` when the address cannot be bound."""
-    import threading
-
-    import anyio
-
     check_bind(host, token)
     app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
-    server = _uvicorn(app, host, port)
-
-    def run() -> None:
-        try:
-            anyio.run(server.serve)
-        except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
-            pass
-
-    thread = threading.Thread(target=run, daemon=True, name=f"http {host}:{port}")
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.02)
-    if not server.started:
+    try:
+        running = on_thread(app, host, port)
+    except UserError:
         projects.close()
-        raise UserError(f"cannot listen on {host}:{port} (the address is in use, or not this "
-                        "machine's)")
-    bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-    return Listener(int(bound), server, thread, projects)
-
-
-def _uvicorn(app: ASGIApp, host: str, port: int) -> Any:
-    """A uvicorn server that stops gracefully on SIGINT/SIGTERM and then returns (uvicorn
-    re-raises the signal after its shutdown, which would kill us before the indexes close)."""
-    import contextlib
-    import signal
-    import threading
-
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            signals = (signal.SIGINT, signal.SIGTERM)
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=30, access_log=False)
-    return Server(config)
+        raise
+    return Listener(running.port, running.server, running.thread, projects)

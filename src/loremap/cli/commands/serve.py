@@ -17,7 +17,8 @@ def run(args: argparse.Namespace) -> int:
     if args.http is None:
         return _stdio()
     require_sdk()
-    from loremap.mcp.http import check_bind, parse_address, serve, session_limits
+    from loremap.listener import check_bind
+    from loremap.mcp.http import parse_address, serve, session_limits
     from loremap.mcp.server import check_profile
 
     settings = project_settings(Path.cwd(), os.environ)
