@@ -18,7 +18,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from loremap.errors import UserError
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     import socket
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 def is_loopback(host: str) -> bool:
@@ -85,6 +87,18 @@ def authorized(header: str, token: bytes) -> bool:
     scheme, _, value = header.partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(
         value.strip().encode("utf-8"), token)
+
+
+async def respond(send: Send, status: int, body: dict[str, Any],
+                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Answer an ASGI request with a small JSON body (a refusal, a health check)."""
+    import json
+
+    data = json.dumps(body).encode("utf-8")
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        *(headers or [])]})
+    await send({"type": "http.response.body", "body": data})
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
+    "dashboard": "see the memory in a browser: graph, search, health, timeline, tokens",
     "xray": "where an agent's tokens went, and what early compaction and trimming would save",
     "hooks": "install or remove loremap's hooks and MCP server in Claude Code's settings",
     "compaction": "show or set when Claude Code compacts a session (with a backup; --undo)",
@@ -386,6 +387,15 @@ def _embed(p: argparse.ArgumentParser) -> None:
                         "folder, or endpoint:MODEL (a server at embed.url)")
 
 
+def _dashboard(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=_positive, default=8765, metavar="N",
+                   help="the port to listen on (default 8765; 0: any free port)")
+    p.add_argument("--host", default="127.0.0.1", metavar="H",
+                   help="the address to listen on (default 127.0.0.1; any other needs "
+                        "LOREMAP_HTTP_TOKEN)")
+    p.add_argument("--open", action="store_true", help="open it in the default browser")
+
+
 def _daemon(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("start", "stop", "status", "run", "units"),
                    help="start: in the background (a hook or `loremap serve` also starts it on "
@@ -425,6 +435,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
         "--http", metavar="HOST:PORT", default=None,
         help="serve streamable HTTP on this address instead of stdio (a non-loopback address "
              "needs LOREMAP_HTTP_TOKEN)"),
+    "dashboard": _dashboard,
     "xray": _xray,
     "hooks": _hooks,
     "compaction": _compaction,

@@ -21,7 +21,6 @@ the end on their threads, so no write is cut in half) and then closes the indexe
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -36,6 +35,7 @@ from loremap.listener import (
     check_bind,
     on_thread,
     refusal,
+    respond,
     run,
 )
 from loremap.mcp.projects import Projects
@@ -93,15 +93,6 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, number
 
 
-async def _respond(send: Send, status: int, body: dict[str, Any],
-                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = json.dumps(body).encode("utf-8")
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-        *(headers or [])]})
-    await send({"type": "http.response.body", "body": data})
-
-
 class Guard:
     """ASGI middleware: Host/Origin checks, bearer token, `/health`; the rest to the SDK."""
 
@@ -122,13 +113,13 @@ class Guard:
                    for k, v in scope.get("headers", [])}
         refused = refusal(headers, self.hosts)
         if refused is not None:
-            await _respond(send, refused[0], {"error": refused[1]})
+            await respond(send, refused[0], {"error": refused[1]})
             return
         if scope["path"] == "/health" and scope["method"] == "GET":
             await self._health(send)
             return
         if self.token and not authorized(headers.get("authorization", ""), self.token):
-            await _respond(send, 401, {"error": "missing or wrong bearer token"},
+            await respond(send, 401, {"error": "missing or wrong bearer token"},
                            [(b"www-authenticate", b'Bearer realm="loremap"')])
             return
         await self.inner(scope, receive, self._hinted(send))
@@ -146,7 +137,7 @@ class Guard:
         import anyio.to_thread
 
         store = await anyio.to_thread.run_sync(self.projects.default_health)
-        await _respond(send, 200 if store == "ok" else 503, {
+        await respond(send, 200 if store == "ok" else 503, {
             "status": "ok" if store == "ok" else "degraded", "version": __version__,
             "uptime_s": round(time.monotonic() - self.started, 1), "store": store})
 
