@@ -19,9 +19,10 @@
   const STATUSES = ["active", "superseded", "archived", "quarantined"];
   // Past this many nodes the canvas stops being fluid (bench/dashboard.py measures it): the
   // page keeps every module, then notes and files by rank up to it, and says so.
-  const LIMIT = 2500;
-  // Force-directed layout up to this many nodes; past it, rings by rank (linear time).
-  const FORCE_LIMIT = 400;
+  const LIMIT = 1500;
+  // Force-directed layout (cose, from the clusters) up to this many nodes; past it, the
+  // clusters alone (linear time).
+  const FORCE_LIMIT = 150;
 
   const state = { graph: null, cy: null, loaded: {}, token: "" };
 
@@ -117,7 +118,7 @@
     return { nodes: kept, edges, dropped: nodes.length - kept.length };
   }
 
-  function elements(nodes, edges) {
+  function elements(nodes, edges, at) {
     const top = Math.max(1e-9, ...nodes.filter((n) => n.kind !== "note").map((n) => n.rank));
     const degree = {};
     for (const e of edges) {
@@ -133,6 +134,7 @@
           : 10 + 40 * Math.sqrt(n.rank / top) + (n.kind === "module" ? 8 : 0),
         rank: n.rank,
       },
+      position: at[n.id] || { x: 0, y: 0 },
     }));
     edges.forEach((e, i) => out.push({
       group: "edges", data: { id: "e" + i, source: e.src, target: e.dst, rel: e.rel },
@@ -144,40 +146,113 @@
     { selector: "node", style: {
       "background-color": "data(colour)", width: "data(size)", height: "data(size)",
       label: "data(label)", "font-size": 9, color: "#333", "text-valign": "bottom",
-      "text-margin-y": 2, "min-zoomed-font-size": 8 } },
-    { selector: "node[kind = 'module']", style: { shape: "round-rectangle", "font-size": 11,
-      "font-weight": "bold" } },
+      "text-margin-y": 2, "min-zoomed-font-size": 10 } },
+    { selector: "node[kind = 'module']", style: { shape: "round-rectangle", "font-size": 12,
+      "font-weight": "bold", "min-zoomed-font-size": 0, "text-valign": "top", "text-margin-y": -3 } },
     { selector: "node[kind = 'note']", style: { shape: "diamond" } },
     { selector: "node[status != 'active']", style: { opacity: 0.55, "border-width": 2,
       "border-style": "dashed", "border-color": "#555" } },
-    { selector: "edge", style: { width: 1, "line-color": "#d0d6db", "curve-style": "haystack",
-      opacity: 0.7 } },
+    { selector: "edge", style: { width: 1, "line-color": "#c5ccd3", "curve-style": "haystack",
+      opacity: 0.35 } },
+    { selector: "edge[rel = 'depends_on']", style: { opacity: 0.6, "line-color": "#7f8c99" } },
     { selector: "edge[rel != 'in'][rel != 'imports'][rel != 'part_of'][rel != 'depends_on']",
-      style: { "line-color": "#e0a000", width: 1.5 } },
+      style: { "line-color": "#e0a000", width: 1.5, opacity: 0.9 } },
     { selector: ".hidden", style: { display: "none" } },
     { selector: "node:selected", style: { "border-width": 3, "border-color": "#111" } },
   ];
 
-  function layoutFor(count) {
-    if (count <= FORCE_LIMIT) {
-      return { name: "cose", animate: false, randomize: true, numIter: 600, nodeRepulsion: 9000,
-               idealEdgeLength: 60, componentSpacing: 60 };
+  // Positions in linear time, for any size: modules on a sunflower spiral (the most central
+  // in the middle), each module's files in a sunflower around it (its most central first),
+  // each note at the middle of what it links to, notes linked to nothing in a sunflower of
+  // their own beside the code. Clusters are the modules.
+  const GOLDEN = Math.PI * (3 - Math.sqrt(5));
+
+  function clusters(nodes, edges) {
+    const at = {};
+    const files = {};
+    for (const n of nodes) {
+      if (n.kind === "file") (files[n.modules[0]] = files[n.modules[0]] || []).push(n);
     }
-    return { name: "concentric", animate: false, minNodeSpacing: 4,
-             concentric: (node) => (node.data("kind") === "module" ? 1e6 : 0) +
-               (node.data("kind") === "note" ? 5e5 : 0) + node.data("rank") * 1e5,
-             levelWidth: () => 1e5 };
+    const modules = nodes.filter((n) => n.kind === "module").sort((a, b) => b.rank - a.rank);
+    const radius = (m) => 30 + 15 * Math.sqrt((files[m.id] || []).length);
+    // Each module on the golden spiral, pushed outwards until its circle clears the circles
+    // already placed (modules are at most a few hundred: quadratic is cheap here).
+    const placed = [];
+    let r = 0;
+    modules.forEach((m, i) => {
+      const size = radius(m);
+      const angle = i * GOLDEN;
+      for (;;) {
+        const x = r * Math.cos(angle);
+        const y = r * Math.sin(angle);
+        if (placed.every((p) => Math.hypot(p.x - x, p.y - y) >= p.size + size + 10)) {
+          placed.push({ x, y, size });
+          at[m.id] = { x, y };
+          break;
+        }
+        r += 8;
+      }
+      r = Math.max(0, r - 3 * size);  // the next module may fit further in, on its own angle
+    });
+    const extent = placed.reduce((e, p) => Math.max(e, Math.hypot(p.x, p.y) + p.size), 100);
+    const loose = [];
+    for (const n of nodes) {
+      if (n.kind !== "file") continue;
+      const centre = at[n.modules[0]];
+      if (!centre) { loose.push(n); continue; }
+      const group = files[n.modules[0]];
+      if (!group.sorted) { group.sort((a, b) => b.rank - a.rank); group.sorted = true; }
+      const j = group.indexOf(n) + 1;
+      const d = 22 + 14 * Math.sqrt(j);
+      at[n.id] = { x: centre.x + d * Math.cos(j * GOLDEN), y: centre.y + d * Math.sin(j * GOLDEN) };
+    }
+    const linked = {};
+    for (const e of edges) {
+      (linked[e.src] = linked[e.src] || []).push(e.dst);
+      (linked[e.dst] = linked[e.dst] || []).push(e.src);
+    }
+    let k = 0;
+    for (const n of nodes) {
+      if (n.kind !== "note") continue;
+      const ends = (linked[n.id] || []).map((id) => at[id]).filter(Boolean);
+      k += 1;
+      if (ends.length) {
+        const x = ends.reduce((s, p) => s + p.x, 0) / ends.length;
+        const y = ends.reduce((s, p) => s + p.y, 0) / ends.length;
+        at[n.id] = { x: x + 18 * Math.cos(k * GOLDEN), y: y + 18 * Math.sin(k * GOLDEN) };
+      } else {
+        loose.push(n);
+      }
+    }
+    loose.forEach((n, i) => {
+      const d = 16 * Math.sqrt(i + 1);
+      at[n.id] = { x: -extent - 60 + d * Math.cos(i * GOLDEN), y: d * Math.sin(i * GOLDEN) };
+    });
+    return at;
+  }
+
+  function layoutFor(count, forceLimit) {
+    if (count <= forceLimit) {
+      return { name: "cose", animate: false, randomize: false, numIter: 250,
+               nodeRepulsion: 9000, idealEdgeLength: 60, componentSpacing: 60 };
+    }
+    return { name: "preset", fit: true, padding: 20 };
   }
 
   // Draws `data` ({nodes, edges}); resolves with the milliseconds until the first frame.
-  function renderGraph(data, limit) {
+  // `options.limit` and `options.forceLimit` replace LIMIT and FORCE_LIMIT (the bench).
+  function renderGraph(data, options) {
+    const opts = options || {};
     const started = performance.now();
-    const shown = degrade(data, limit || LIMIT);
+    const shown = degrade(data, opts.limit || LIMIT);
     if (state.cy) state.cy.destroy();
     document.body.dataset.graph = "drawing";
+    const at = clusters(shown.nodes, shown.edges);
     const cy = cytoscape({
-      container: $("cy"), elements: elements(shown.nodes, shown.edges), style: STYLE,
-      layout: layoutFor(shown.nodes.length), minZoom: 0.05, maxZoom: 4,
+      container: $("cy"), elements: elements(shown.nodes, shown.edges, at), style: STYLE,
+      layout: layoutFor(shown.nodes.length,
+        opts.forceLimit === undefined ? FORCE_LIMIT : opts.forceLimit),
+      minZoom: 0.05, maxZoom: 4,
       textureOnViewport: shown.nodes.length > 1000, hideEdgesOnViewport: shown.nodes.length > 1000,
       pixelRatio: 1,
     });
