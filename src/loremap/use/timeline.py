@@ -59,14 +59,27 @@ def timeline(app: App, freshness: Freshness, limit: int = EVENTS) -> Timeline:
                                 note.title))
         if note.status == Status.SUPERSEDED.value:
             events += _superseded(note, rows.get(note.id), recorded)
-        elif note.status == Status.ARCHIVED.value and note.mtime_ns:
-            day = dt.datetime.fromtimestamp(note.mtime_ns / 1e9, dt.UTC).date().isoformat()
-            events.append(Event(day, "forgotten", note.id, note.type, note.title,
-                                approximate=True))
+        elif note.status == Status.ARCHIVED.value:
+            day = _written(app, note.id)
+            if day:
+                events.append(Event(day, "forgotten", note.id, note.type, note.title,
+                                    approximate=True))
     order = {"recorded": 0, "superseded": 1, "forgotten": 2}
     events.sort(key=lambda e: (order[e.what], e.id))
     events.sort(key=lambda e: e.day, reverse=True)  # stable: a day keeps the order above
     return Timeline(events[:max(0, limit)], len(events), warnings)
+
+
+def _written(app: App, note_id: str) -> str:
+    """The day (UTC) the note's file was last written, "" when it cannot be read (the index's
+    own stamp is 0 for a file written in the last two seconds: `Memory.reconcile`)."""
+    from loremap.errors import LoremapError
+
+    try:
+        stamp = app.memory.vault_of(note_id).path_for(note_id).lstat().st_mtime
+    except (OSError, LoremapError):
+        return ""
+    return dt.datetime.fromtimestamp(stamp, dt.UTC).date().isoformat()
 
 
 def _superseded(note: IndexedNote, row: NodeRow | None, recorded: dict[str, str]

@@ -1,7 +1,7 @@
 /* loremap dashboard: the pages over the read-only JSON API (/api/...).
  *
  * Every string from the API is data: it enters the page through textContent or a text node,
- * never as markup (no innerHTML anywhere). Requests go to this server only (relative URLs; the
+ * never parsed as markup. Requests go to this server only (relative URLs; the
  * Content-Security-Policy allows nothing else). With a token, the page is opened as
  * #token=...: the token is kept in sessionStorage, dropped from the address, and sent as a
  * bearer header with each API call.
