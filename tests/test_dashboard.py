@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -338,3 +339,52 @@ def test_outside_a_project_the_command_says_to_init(tmp_path: Path) -> None:
     assert done.returncode == 1 and "run `loremap init`" in done.stderr
     bad = run_cli_process("dashboard", "--port", "70000", cwd=tmp_path)
     assert bad.returncode == 1 and "write a port from 0 to 65535" in bad.stderr
+
+
+def wait_closed(port: int, within: float = 60.0) -> bool:
+    """Whether nothing listens on `port` any more, within `within` seconds (the daemon stops
+    a listener once it sees its process's connection close)."""
+    import time
+
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_through_the_daemon_the_dashboard_is_served_by_its_warm_apps(lore: Path) -> None:
+    import urllib.request
+
+    from loremap import wire
+
+    env = {**os.environ, "LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "60"}
+    proc = subprocess.Popen([sys.executable, "-m", "loremap", "dashboard", "--port", "0"],
+                            cwd=lore, env=env, stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line
+        port = int(match.group(1))
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/graph", timeout=60) as r:
+            graph = json.load(r)
+        assert graph["counts"]["notes"] == 6
+        found = wire.ask({"op": "status"}, env)
+        assert found is not None and found["busy"] >= 1  # the dashboard's connection
+        assert str(lore.resolve()) in found["projects"]  # its App is the daemon's
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+        assert wait_closed(port)  # the listener went with the process
+        assert wire.ask({"op": "status"}, env) is not None  # and the daemon goes on
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        wire.ask({"op": "stop"}, env)
