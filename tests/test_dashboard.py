@@ -152,7 +152,7 @@ def test_a_question_nothing_answers_says_so(api: TestClient) -> None:
 
 @pytest.mark.parametrize(("params", "message"), [
     ({}, "search what?"),
-    ({"q": "x" * 2001}, "at most 2000"),
+    ({"q": "x" * 4001}, "at most 4000"),
     ({"q": "login", "budget": "9"}, "budget '9'"),
     ({"q": "login", "budget": "many"}, "budget 'many'"),
 ])

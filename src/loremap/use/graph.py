@@ -1,8 +1,9 @@
 """The memory as one graph, code and lore together: modules, the most central files, the notes
 and their links (the dashboard's graph page).
 
-Bounded whatever the project's size: every module up to `MAX_MODULES`, the `files` most central
-files by PageRank, the `notes` newest notes; what was left out is counted, never hidden. A
+Bounded whatever the project's size: the `MAX_MODULES` most central modules, the `files` most
+central files by PageRank, the `notes` newest notes; what was left out is counted, never
+hidden. The defaults add up to the 1,500 nodes the page draws fluidly (bench/dashboard.py). A
 note's link to a file that is not shown goes to that file's module instead, so lore stays
 attached to the code it is about. Edges: module -> its files (`in`), module -> a module its
 files import (`depends_on`, weighed by how many imports), module -> its sub-modules (`part_of`),
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 
 FILES = 300  # central files shown by default
 MAX_FILES = 5000  # the most a caller may ask for
-NOTES = 2000  # newest notes shown by default (and at most)
-MAX_MODULES = 500  # modules shown at most, most central first
+NOTES = 1000  # newest notes shown by default
+MAX_NOTES = 5000  # the most a caller may ask for
+MAX_MODULES = 200  # modules shown at most, most central first
 
 
 class GraphNode(NamedTuple):
@@ -82,7 +84,7 @@ def graph(app: App, freshness: Freshness, files: int = FILES, notes: int = NOTES
     edges += _module_edges(modules)
     edges += _code_edges(app, module_of, {row.path for row in central}, shown)
     listed = app.list_notes()
-    kept = listed[:max(0, min(notes, NOTES))]
+    kept = listed[:max(0, min(notes, MAX_NOTES))]
     note_rows = store.nodes([n.id for n in kept])
     for note in kept:
         row = note_rows.get(note.id)

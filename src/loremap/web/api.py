@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 Json = dict[str, Any]
 
-MAX_QUERY = 2000  # characters of a search, as the MCP tools' schemas allow more but no page needs
+# Characters of a search: enough for a pasted issue with its traceback; the question travels in
+# the URL, which uvicorn bounds at 16 KiB with its escapes.
+MAX_QUERY = 4000
 BUDGET = (100, 8000)  # a search's token budget, as the MCP recall tool bounds it
 MAX_TEXT = 200_000  # characters of a page's text sent at most
 
@@ -41,18 +43,20 @@ def number(query: Mapping[str, str], name: str, default: int, low: int, high: in
 
 
 def graph(app: App, query: Mapping[str, str]) -> Json:
-    from loremap.use.graph import FILES, MAX_FILES
+    from loremap.use.graph import FILES, MAX_FILES, MAX_NOTES, NOTES
     from loremap.use.graph import graph as build
 
     files = number(query, "files", FILES, 0, MAX_FILES)
-    found = build(app, SERVER, files=files)
+    notes = number(query, "notes", NOTES, 0, MAX_NOTES)
+    found = build(app, SERVER, files=files, notes=notes)
     return {
         "nodes": [node._asdict() for node in found.nodes],
         "edges": [edge._asdict() for edge in found.edges],
         "counts": {"files": found.files, "files_shown": found.shown("file"),
                    "modules": found.modules, "modules_shown": found.shown("module"),
                    "notes": found.notes, "notes_shown": found.shown("note")},
-        "files_cap": files, "hint": found.hint, "warnings": found.warnings,
+        "files_cap": files, "notes_cap": notes, "hint": found.hint,
+        "warnings": found.warnings,
     }
 
 

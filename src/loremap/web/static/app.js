@@ -264,6 +264,7 @@
         const ms = performance.now() - started;
         document.body.dataset.graph = "ready";
         document.body.dataset.nodes = String(shown.nodes.length);
+        document.body.dataset.drawMs = String(Math.round(ms));
         resolve({ ms, nodes: shown.nodes.length, edges: shown.edges.length,
                   dropped: shown.dropped });
       }));
@@ -340,7 +341,7 @@
     const drawn = await renderGraph(data);
     const parts = [`${c.modules_shown} of ${c.modules} modules`,
       `the ${c.files_shown} most central of ${c.files} files (PageRank; at most ${data.files_cap})`,
-      `${c.notes_shown} of ${c.notes} notes`];
+      `${c.notes_shown} of ${c.notes} notes (the newest; at most ${data.notes_cap})`];
     let note = "Showing " + parts.join(", ") + ".";
     if (drawn.dropped) {
       note += ` Past ${LIMIT} nodes the browser stops being fluid: the ${drawn.dropped} least central are left out.`;
