@@ -5,10 +5,10 @@ Bounded whatever the project's size: the `MAX_MODULES` most central modules, the
 central files by PageRank, the `notes` newest notes; what was left out is counted, never
 hidden. The defaults add up to the 1,500 nodes the page draws fluidly (bench/dashboard.py). A
 note's link to a file that is not shown goes to that file's module instead, so lore stays
-attached to the code it is about. Edges: module -> its files (`in`), module -> a module its
-files import (`depends_on`, weighed by how many imports), module -> its sub-modules (`part_of`),
-file -> file imports between shown files, note -> note and note -> file or module (the notes'
-`files` and links). Only the index's protocols are read, so a shared database answers too.
+attached to the code it is about. Edges: module -> its files (`in`), module -> the `DEPENDS`
+modules its files import most (`depends_on`, weighed by how many imports), module -> its
+sub-modules (`part_of`), file -> file imports between shown files, note -> note and note ->
+file or module (the notes' `files` and links). Only the index's protocols are read, so a shared database answers too.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ MAX_FILES = 5000  # the most a caller may ask for
 NOTES = 1000  # newest notes shown by default
 MAX_NOTES = 5000  # the most a caller may ask for
 MAX_MODULES = 200  # modules shown at most, most central first
+DEPENDS = 5  # a module's heaviest dependencies drawn (its edges cost the page more than nodes)
 
 
 class GraphNode(NamedTuple):
@@ -127,7 +128,8 @@ def _module_edges(modules: dict[str, GraphNode]) -> list[GraphEdge]:
 
 def _code_edges(app: App, module_of: dict[str, str], central: set[str], shown: set[str]
                 ) -> list[GraphEdge]:
-    """Imports between shown files, and between modules (counted over every file)."""
+    """Imports between shown files, and each module's heaviest dependencies on other modules
+    (imports counted over every file)."""
     out: list[GraphEdge] = []
     between: Counter[tuple[str, str]] = Counter()
     for edge in app.store.graph_edges(("import",)):
@@ -136,8 +138,12 @@ def _code_edges(app: App, module_of: dict[str, str], central: set[str], shown: s
         src, dst = module_of.get(edge.src), module_of.get(edge.dst)
         if src is not None and dst is not None and src != dst:
             between[(module_id(src), module_id(dst))] += 1
-    out += [GraphEdge(a, b, "depends_on", float(n)) for (a, b), n in sorted(between.items())
-            if a in shown and b in shown]
+    heaviest: dict[str, list[tuple[int, str]]] = {}
+    for (a, b), n in between.items():
+        if a in shown and b in shown:
+            heaviest.setdefault(a, []).append((-n, b))
+    for a, ends in sorted(heaviest.items()):
+        out += [GraphEdge(a, b, "depends_on", float(-n)) for n, b in sorted(ends)[:DEPENDS]]
     return out
 
 

@@ -522,6 +522,6 @@
     show(location.hash.slice(1) || "graph");
   }
 
-  window.loremapDashboard = { renderGraph, degrade, LIMIT, cy: null };
+  window.loremapDashboard = { renderGraph, degrade, clusters, LIMIT, cy: null };
   start();
 })();
