@@ -8,7 +8,8 @@ note's link to a file that is not shown goes to that file's module instead, so l
 attached to the code it is about. Edges: module -> its files (`in`), module -> the `DEPENDS`
 modules its files import most (`depends_on`, weighed by how many imports), module -> its
 sub-modules (`part_of`), file -> file imports between shown files, note -> note and note ->
-file or module (the notes' `files` and links). Only the index's protocols are read, so a shared database answers too.
+file or module (the notes' `files` and links). Only the index's protocols are read, so a
+shared database answers too.
 """
 
 from __future__ import annotations
