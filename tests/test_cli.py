@@ -47,7 +47,8 @@ def test_the_readme_example_writes_one_note_in_the_documented_format(project, cl
     assert "\n# Use JWT instead of session cookies\n\nStateless, so it runs on edge runtimes.\n" \
         in text
     assert text.endswith("## Links\n- about [[concept-authentication]]\n"
-                         "- supersedes [[decision-session-cookies]]\n")
+                         "- supersedes [[decision-session-cookies]]\n"
+                         "- file [[src--auth|src/auth/login.ts]]\n")
     assert "file_hashes: {src/auth/login.ts: " in text
     assert "commit: " in text and "commit: null" not in text
     # the missing targets are kept and reported, not refused

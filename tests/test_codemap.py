@@ -83,7 +83,7 @@ def test_the_map_fits_its_budget_and_names_languages_and_modules(shop, cli):
     text = cli("map").out
     assert estimate_tokens(text) <= 500
     assert "Python 4" in text and "TypeScript 2" in text
-    assert "`src/shop/`" in text and "`web/`" in text
+    assert "[[src--shop|src/shop/]]" in text and "[[web|web/]]" in text
     page = cli("map", "web").out
     assert "The browser front end of the shop" in page
     assert "format.ts" in page and "formatPrice" in page

@@ -41,6 +41,12 @@ RUNS = {
     "dedupe": ["dedupe"],
     "verify": ["verify", "login", "breaks", "on", "expiry"],
     "forget": ["forget", "bug-login-breaks-on-expiry"],
+    "audit log": ["audit", "log"],
+    "audit verify": ["audit", "verify"],
+    "serve token add": ["serve", "token", "add", "ci", "--role", "read-only", "--tokens",
+                        "{tmp}/tokens.toml"],
+    "serve token list": ["serve", "token", "list", "--tokens", "{tmp}/tokens.toml"],
+    "serve token revoke": ["serve", "token", "revoke", "ci", "--tokens", "{tmp}/tokens.toml"],
 }
 
 

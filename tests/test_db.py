@@ -48,9 +48,25 @@ def connect(url: str, **kwargs: str) -> Any:
     return psycopg.connect(url, autocommit=True, **kwargs)
 
 
+def back_to_schema_6(conn: Any) -> None:
+    """Undo migration 7 (erased tombstones), in the caller's transaction."""
+    conn.execute("ALTER TABLE note_docs DROP COLUMN erased")
+    conn.execute("DELETE FROM loremap_migrations WHERE version > 6")
+
+
+def back_to_schema_5(conn: Any) -> None:
+    """Undo migrations 7 and 6 (the audit chain's tables, their triggers going with them), in
+    the caller's transaction."""
+    back_to_schema_6(conn)
+    conn.execute("DROP TABLE audit_log, audit_payloads")
+    conn.execute("DROP FUNCTION loremap_audit_append_only(), loremap_audit_payload_kept()")
+    conn.execute("DELETE FROM loremap_migrations WHERE version > 5")
+
+
 def back_to_schema_4(conn: Any) -> None:
-    """Undo migration 5 (the track record's and the error notes' columns, their indexes going
-    with them), in the caller's transaction."""
+    """Undo migrations 6 and 5 (the track record's and the error notes' columns, their
+    indexes going with them), in the caller's transaction."""
+    back_to_schema_5(conn)
     conn.execute("ALTER TABLE nodes DROP COLUMN successes, DROP COLUMN failures, "
                  "DROP COLUMN signature, DROP COLUMN remedy, DROP COLUMN command")
     conn.execute("DELETE FROM loremap_migrations WHERE version > 4")
@@ -187,6 +203,10 @@ def test_migrating_a_secured_database_renews_the_runtime_role_s_grants(pg_url, a
         conn.execute("SELECT set_config('loremap.project', 'a', false)")
         conn.execute("SELECT loremap_vector_index('vectors_hnsw_0123456789ab', 'm', 3)")
         assert conn.execute("SELECT count(*) FROM nodes").fetchone() == (0,)
+        # Migration 6's audit chain: the role reads and appends, and never changes a record.
+        assert conn.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM audit_log")
     with connect(pg_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("SET ROLE " + app_role)
         conn.execute("SELECT set_config('loremap.project', 'a', false)")

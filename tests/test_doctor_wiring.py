@@ -82,7 +82,7 @@ def test_what_the_installers_wrote_is_reported_as_sound(project, cli, isolated_h
         "Codex CLI runs loremap: MCP server in ~/.codex/config.toml; hooks in "
         "~/.codex/hooks.json (2 events)",
         "Gemini CLI runs loremap: MCP server in .gemini/settings.json; hooks in "
-        ".gemini/settings.json (2 events)",
+        ".gemini/settings.json (3 events)",
         "Cursor runs loremap: MCP server in .cursor/mcp.json",
         "Continue runs loremap: MCP server in .continue/mcpServers/loremap.yaml",
         "Goose runs loremap: MCP server in ~/.config/goose/config.yaml"]
@@ -140,7 +140,7 @@ def test_a_server_binary_of_another_venv_is_a_warning_fix_leaves(project, cli, t
         "gemini` with this one to use it (`doctor --fix` leaves it: both run)")
     assert settings.read_bytes() == before
     assert found[0]["message"] == ("Gemini CLI runs loremap: hooks in .gemini/settings.json "
-                                   "(2 events)")
+                                   "(3 events)")
 
 
 def test_a_hook_program_whose_interpreter_is_gone_is_stale_and_fix_reinstalls_it(

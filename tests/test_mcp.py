@@ -448,3 +448,16 @@ def test_an_index_deleted_under_a_running_server_is_rebuilt_on_the_next_call(sho
     assert not second.startswith("degraded")
     with sqlite3.connect(index) as conn:
         assert conn.execute("SELECT count(*) FROM nodes WHERE kind = 'note'").fetchone()[0] == 2
+
+
+def test_forget_erases_through_the_same_path_and_refuses_an_erase_without_a_reason(shop):
+    async def body(c: Client) -> tuple[str, str]:
+        await ok(c, "remember", {"facts": FACTS})
+        refused = await fails(c, "forget", {"id": FACTS_ID, "erase": True})
+        erased = await ok(c, "forget", {"id": FACTS_ID, "erase": True, "reason": "leaked"})
+        return refused, erased
+
+    refused, erased = run(shop, body)
+    assert "--erase needs --reason" in refused
+    assert erased.startswith(f"erased {FACTS_ID}")
+    assert not (shop / ".loremap/notes" / f"{FACTS_ID}.md").exists()

@@ -79,16 +79,25 @@ def start_http(project: Path, *args: str, env: dict[str, str] | None = None
 def http_server(project: Path, request: pytest.FixtureRequest) -> Iterator[HttpServer]:
     """`serve --http` in its own process, and through the daemon (which listens for it as
     long as the `serve` process lives)."""
-    if request.param == "process":
-        with serving(project) as server:
+    with through(project, request.param) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def through(project: Path, mode: str, args: tuple[str, ...] = (),
+            env: dict[str, str] | None = None, token: str | None = TOKEN
+            ) -> Iterator[HttpServer]:
+    """`serving` in the `serve` process (`mode` "process") or through the daemon ("daemon")."""
+    if mode == "process":
+        with serving(project, env, args, token) as server:
             yield server
         return
     from loremap import wire
 
-    env = {"LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "60"}
+    env = {**(env or {}), "LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "60"}
     daemon_env = {**os.environ, **env}
     try:
-        with serving(project, env) as server:
+        with serving(project, env, args, token) as server:
             found = wire.ask({"op": "status"}, daemon_env)
             assert found is not None and found["busy"] >= 1  # the listener's connection
             server.worker = int(found["pid"])
@@ -102,15 +111,18 @@ def http_server(project: Path, request: pytest.FixtureRequest) -> Iterator[HttpS
 
 
 @contextlib.contextmanager
-def serving(project: Path, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
-    """`loremap serve --http` with the bearer token (and `env`), stopped on exit."""
-    proc = start_http(project, "--http", "127.0.0.1:0",
-                      env={"LOREMAP_HTTP_TOKEN": TOKEN, **(env or {})})
+def serving(project: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = (),
+            token: str | None = TOKEN) -> Iterator[HttpServer]:
+    """`loremap serve --http` with the bearer token `token` (none: None), more `args` and
+    `env`, stopped on exit."""
+    proc = start_http(project, "--http", "127.0.0.1:0", *args,
+                      env={**({"LOREMAP_HTTP_TOKEN": token} if token else {}), **(env or {})})
     assert proc.stderr is not None
     line = proc.stderr.readline()
     found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
     assert found, line + proc.stderr.read()
     server = HttpServer(proc, int(found.group(1)))
+    server.logs.append(line)
     # Drain what the server logs from now on: a full pipe would block it.
     drain = threading.Thread(target=server.logs.extend, args=(proc.stderr,), daemon=True)
     drain.start()
@@ -382,11 +394,12 @@ def _mixed(client: int, i: int) -> tuple[str, dict[str, Any]]:
     return "recall", {"query": f"what error did client {client % 3} see at call {i}"}
 
 
-def _raw_session(port: int) -> tuple[http.client.HTTPConnection, dict[str, str]]:
+def _raw_session(port: int, token: str = TOKEN
+                 ) -> tuple[http.client.HTTPConnection, dict[str, str]]:
     """An initialised MCP session on a plain HTTP connection (no SDK client behind it)."""
     headers = {"Content-Type": "application/json",
                "Accept": "application/json, text/event-stream",
-               "Authorization": f"Bearer {TOKEN}"}
+               "Authorization": f"Bearer {token}"}
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     conn.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                              "params": {"protocolVersion": "2025-06-18",

@@ -69,6 +69,8 @@ _POSITIVES = {
         "Anthropic API key", "ANTHROPIC_API_KEY=", "sk-ant-api03-" + _random(93) + "AA", ""
     ),
     "npm-token": ("npm token", "//registry/:_authToken=", "npm_" + _random(36), ""),
+    "loremap-server-token": ("loremap server token", "the CI job sends ",
+                             "lmk_" + _random(40) + "-_Q", " to the server"),
     "openssh-private-key": ("private key block", "", _pem("OPENSSH PRIVATE KEY"), "\n"),
     "rsa-private-key": ("private key block", "key:\n", _pem("RSA PRIVATE KEY"), "\n"),
     "ec-private-key": ("private key block", "", _pem("EC PRIVATE KEY"), ""),

@@ -14,6 +14,7 @@ from mcp import Client
 from conftest import run_cli_process
 from loremap.cli.parser import OUTCOMES
 from loremap.search.track import factor, lower_bound
+from loremap.store.sqlite import schema
 from loremap.use import notes
 from loremap.vault.frontmatter import parse_note
 
@@ -233,7 +234,7 @@ def test_an_index_of_the_previous_schema_is_migrated_and_an_edited_note_counts(p
         conn.execute("DROP INDEX nodes_command")
         for column in ("successes", "failures", "signature", "remedy", "command"):
             conn.execute(f"ALTER TABLE nodes DROP COLUMN {column}")
-        conn.execute("DELETE FROM migrations WHERE version = 5")
+        conn.execute("DELETE FROM migrations WHERE version >= 5")  # (6 changed nothing)
         rows = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
     path = project / ".loremap" / "notes" / f"{note_id}.md"
     path.write_text(path.read_text(encoding="utf-8").replace(
@@ -243,5 +244,6 @@ def test_an_index_of_the_previous_schema_is_migrated_and_an_edited_note_counts(p
     item = next(i for i in json.loads(done.stdout)["items"] if i["id"] == note_id)
     assert "worked 9 of 9 times reported (ranked up)" in item["why"]
     with sqlite3.connect(index) as conn:  # migrated in place, not rebuilt
-        assert conn.execute("SELECT max(version) FROM migrations").fetchone()[0] == 5
+        version = conn.execute("SELECT max(version) FROM migrations").fetchone()[0]
+        assert version == len(schema.MIGRATIONS)
         assert conn.execute("SELECT count(*) FROM nodes").fetchone()[0] == rows

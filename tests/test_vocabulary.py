@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from loremap import actor
 from loremap.cli import parser
 from loremap.mcp import catalogue
 from loremap.mcp.args import FACT_FIELDS, PARSERS, RECORDS
@@ -24,6 +25,7 @@ def test_the_cli_choices_are_the_model_enums():
     assert parser.STATUSES == tuple(s.value for s in Status)
     assert set(parser.SOURCES) == {s.value for s in Source}
     assert parser.KINDS == tuple(k.value for k in NodeKind)
+    assert parser.ROLES == actor.ROLES
 
 
 def test_the_mcp_schemas_use_the_model_enums():

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from loremap.search import Engine, SearchConfig
     from loremap.search.embed import Embedder
     from loremap.search.federated import Federated
-    from loremap.store import IndexStore
+    from loremap.store import AuditLog, IndexStore
 
 _ANALYZER_META = "analyzer.languages"
 _MAP_META = "map.notes_digest"
@@ -46,7 +46,7 @@ class App:
 
     def __init__(self, settings: Settings, user: UserPaths, root: Path | None,
                  loremap_dir: Path | None, store: IndexStore, memory: Memory,
-                 notices: list[str]) -> None:
+                 notices: list[str], chains: Chains | None = None) -> None:
         self.settings = settings
         self.user = user
         self.root = root
@@ -54,6 +54,7 @@ class App:
         self.store = store
         self.memory = memory
         self.notices = notices
+        self.chains = chains
         self._reconciled = -1e9  # monotonic time of the last reconcile
         self._personal: App | None = None
         self._embedder: Embedder | None | Literal[False] = False  # False: not loaded yet
@@ -102,9 +103,11 @@ class App:
         personal = Vault(user.personal, "personal", max_bytes, timeout)
         project = (Vault(loremap_dir, "project", max_bytes, timeout)
                    if loremap_dir is not None else None)
+        chains = Chains(store, settings, root)
         memory = Memory(store, analyzer, personal, project, repo_root=root,
-                        commit=(lambda: head_commit(root)) if root is not None else (lambda: None))
-        app = cls(settings, user, root, loremap_dir, store, memory, notices)
+                        commit=(lambda: head_commit(root)) if root is not None else (lambda: None),
+                        audit=chains)
+        app = cls(settings, user, root, loremap_dir, store, memory, notices, chains)
         app._check_analyzer(analyzer.signature)
         return app
 
@@ -312,6 +315,8 @@ class App:
     def close(self) -> None:
         if self._personal is not None:
             self._personal.close()
+        if self.chains is not None:
+            self.chains.close()
         self.store.close()
 
 
@@ -336,11 +341,47 @@ def project_key_rule(settings: Settings, root: Path) -> tuple[str, str]:
     return origin_folder(root).name, "the folder's name"
 
 
+class Chains:
+    """Each vault's audit chain (docs/audit.md), made on first use and closed with the App:
+    the shared database's for the project's notes when the index is shared, else the file
+    `audit.sqlite` beside the vault's notes (the personal notes' on a shared database too:
+    they never enter it)."""
+
+    def __init__(self, store: IndexStore, settings: Settings, root: Path | None) -> None:
+        self.store = store
+        self.settings = settings
+        self.root = root
+        self.made: dict[str, AuditLog] = {}
+
+    def __call__(self, vault: Vault) -> AuditLog:
+        if vault.scope not in self.made:
+            self.made[vault.scope] = self._make(vault)
+        return self.made[vault.scope]
+
+    def _make(self, vault: Vault) -> AuditLog:
+        if self.store.shared and vault.scope == "project":
+            from loremap.store.postgres.audit import PgAudit
+            from loremap.store.postgres.store import PostgresStore
+
+            assert isinstance(self.store, PostgresStore)
+            return PgAudit(self.store)
+        from loremap.audit import whoami
+        from loremap.store.sqlite.audit import AUDIT_FILE, SqliteAudit
+
+        project = (project_key(self.settings, self.root) if vault.scope == "project" and
+                   self.root is not None else vault.scope)
+        return SqliteAudit(vault.root / AUDIT_FILE, project, whoami(),
+                           self.settings.get_int("index.busy_timeout_ms"))
+
+    def close(self) -> None:
+        for log in self.made.values():
+            log.close()
+        self.made.clear()
+
+
 def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -> IndexStore:
     """The shared database at `url` (`loremap[postgres]`)."""
-    import getpass
-    import socket
-
+    from loremap.audit import whoami
     from loremap.errors import InvalidInput
     from loremap.store.postgres import INSTALL_HINT
 
@@ -349,13 +390,8 @@ def _open_shared(url: str, settings: Settings, root: Path, analyzer: Analyzer) -
     except ImportError:
         raise InvalidInput("store.url is a PostgreSQL database but psycopg is not installed: "
                            f"{INSTALL_HINT}") from None
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # pragma: no cover - a uid without a name
-        user = "unknown"
     return PostgresStore(url, project_key(settings, root), analyzer,
-                         settings.get_int("index.busy_timeout_ms"),
-                         writer=f"{user}@{socket.gethostname()}",
+                         settings.get_int("index.busy_timeout_ms"), writer=whoami(),
                          connect_timeout_s=settings.get_int("store.connect_timeout_s"))
 
 

@@ -125,8 +125,9 @@ SETTINGS: tuple[Setting, ...] = (
             "opens a new session (0: never)."),
     Setting("serve.allowed_hosts", (), "LOREMAP_HTTP_ALLOWED_HOSTS",
             "More Host names `loremap serve --http` answers to besides loopback and the bound "
-            "address (comma-separated in the environment). The bearer token is read from "
-            "`LOREMAP_HTTP_TOKEN` only, never from config.toml."),
+            "address (comma-separated in the environment). The keys are never read from "
+            "config.toml: the tokens file is `--tokens FILE` or `LOREMAP_HTTP_TOKENS`, the "
+            "single token `LOREMAP_HTTP_TOKEN`."),
     Setting("hooks.recall_budget", 1500, "LOREMAP_HOOK_BUDGET",
             "Token budget of what the prompt hook recalls into the agent's context (nothing at "
             "all when nothing is relevant)."),

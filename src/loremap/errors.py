@@ -9,6 +9,7 @@ and the CLI exits 1 with it. Anything that is not a `LoremapError` is a bug: exi
     │   ├── InvalidInput          bad arguments, ids, titles, sizes
     │   ├── NotFound              no such note / project
     │   ├── Conflict              the thing already exists or disagrees with the vault
+    │   ├── Forbidden             a write asked for by a caller whose key is read-only
     │   ├── SecretFound           a credential in text that was about to be written
     │   ├── MalformedNote         a note file that cannot be parsed (names file and line)
     │   ├── UnsafePath            a file or folder of a vault that is a symlink out of it
@@ -39,6 +40,10 @@ class NotFound(UserError):
 
 class Conflict(UserError):
     """The operation disagrees with what is already there."""
+
+
+class Forbidden(UserError):
+    """A change to the memory asked for by a caller who may only read (`use/access.py`)."""
 
 
 class SecretFound(UserError):

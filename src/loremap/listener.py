@@ -40,11 +40,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond this machine without a token."""
-    if not is_loopback(host) and not token:
-        raise UserError(f"refusing to listen on {host} without a token: set LOREMAP_HTTP_TOKEN "
-                        "(clients send it as 'Authorization: Bearer <token>'), or bind "
+TOKEN_HOW = "set LOREMAP_HTTP_TOKEN (clients send it as 'Authorization: Bearer <token>')"
+
+
+def check_bind(host: str, keyed: bool, how: str = TOKEN_HOW) -> None:
+    """Refuse to listen beyond this machine without a token (`keyed`); `how` says how to
+    give one."""
+    if not is_loopback(host) and not keyed:
+        raise UserError(f"refusing to listen on {host} without a token: {how}, or bind "
                         "127.0.0.1")
 
 
@@ -82,11 +85,16 @@ def refusal(headers: Mapping[str, str], hosts: frozenset[str] | None
     return None
 
 
+def bearer(header: str) -> str:
+    """The token of an `Authorization: Bearer <token>` header ('' for any other)."""
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
 def authorized(header: str, token: bytes) -> bool:
     """Whether an Authorization header carries the bearer `token` (constant-time)."""
-    scheme, _, value = header.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        value.strip().encode("utf-8"), token)
+    given = bearer(header)
+    return bool(given) and hmac.compare_digest(given.encode("utf-8"), token)
 
 
 async def respond(send: Send, status: int, body: dict[str, Any],
@@ -133,12 +141,13 @@ def bound_port(server: Any, port: int) -> int:
 
 
 def run(app: Any, host: str, port: int, ready: Callable[[int], None] | None = None,
-        sock: socket.socket | None = None) -> None:
+        sock: socket.socket | None = None, drain: Callable[[], None] | None = None) -> None:
     """Serve `app` until SIGINT/SIGTERM (then requests in flight finish, up to 30 s);
-    `ready(port)` is called once the socket accepts. `sock`: already bound (`bind`)."""
+    `ready(port)` is called once the socket accepts. `sock`: already bound (`bind`); `drain`:
+    see `uvicorn_server`."""
     import anyio
 
-    server = uvicorn_server(app, host, port)
+    server = uvicorn_server(app, host, port, drain)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -169,13 +178,14 @@ class Running(NamedTuple):
         self.thread.join(wait_s)
 
 
-def on_thread(app: Any, host: str, port: int, sock: socket.socket | None = None) -> Running:
+def on_thread(app: Any, host: str, port: int, sock: socket.socket | None = None,
+              drain: Callable[[], None] | None = None) -> Running:
     """Serve `app` on a daemon thread; `UserError` when the address cannot be bound."""
     import threading
 
     import anyio
 
-    server = uvicorn_server(app, host, port)
+    server = uvicorn_server(app, host, port, drain)
 
     def serve() -> None:
         try:
@@ -193,9 +203,12 @@ def on_thread(app: Any, host: str, port: int, sock: socket.socket | None = None)
     return Running(bound_port(server, port), server, thread)
 
 
-def uvicorn_server(app: Any, host: str, port: int) -> Any:
+def uvicorn_server(app: Any, host: str, port: int, drain: Callable[[], None] | None = None
+                   ) -> Any:
     """A uvicorn server that stops gracefully on SIGINT/SIGTERM and then returns (uvicorn
-    re-raises the signal after its shutdown, which would kill us before the indexes close)."""
+    re-raises the signal after its shutdown, which would kill us before the indexes close).
+    `drain`, when given, runs on a thread before the stop begins (the MCP server waits there
+    for the tool calls in flight to answer: a signal handler must not block)."""
     import contextlib
     import signal
     import threading
@@ -203,6 +216,17 @@ def uvicorn_server(app: Any, host: str, port: int) -> Any:
     import uvicorn
 
     class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if drain is None:
+                uvicorn.Server.handle_exit(self, sig, frame)
+                return
+
+            def later() -> None:
+                drain()
+                uvicorn.Server.handle_exit(self, sig, frame)
+
+            threading.Thread(target=later, name="loremap-stop", daemon=True).start()
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             if threading.current_thread() is not threading.main_thread():

@@ -38,11 +38,12 @@ def run(arguments: list[str]) -> int:
     if not getattr(args, "command", None):
         build_parser().print_help(context.out())
         return 0
+    from loremap.audit import Actor, acting_as
     from loremap.errors import UserError
 
     try:
         module = importlib.import_module(f"loremap.cli.commands.{args.command.replace('-', '_')}")
-        with context.quieted(bool(args.quiet)):
+        with context.quieted(bool(args.quiet)), acting_as(Actor("human")):  # in the audit
             code: int = module.run(args)
         return code
     except UserError as exc:

@@ -20,6 +20,7 @@ STATUSES = ("active", "superseded", "archived", "quarantined")
 SOURCES = ("agent", "human", "import", "auto")
 KINDS = ("note", "file", "module")
 OUTCOMES = ("success", "failure")
+ROLES = ("read-only", "read-write")  # loremap.actor.ROLES
 
 COMMANDS: dict[str, str] = {
     "init": "create .loremap/ in this repository and build the index",
@@ -30,7 +31,7 @@ COMMANDS: dict[str, str] = {
     "list": "list notes, newest first",
     "search": "recall notes and code for a question, within a token budget",
     "eval": "score the search on a dataset of questions with known answers",
-    "forget": "archive a note, or delete it with --purge",
+    "forget": "archive a note, delete it with --purge, or erase every trace with --erase",
     "outcome": "count whether following a procedure worked (success) or not (failure)",
     "errors": "the tool-call failures logged in this clone, how often, and what fixed them",
     "dedupe": "notes that say the same thing: copies merged with --apply, near ones listed",
@@ -41,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "handoff": "save, show, list or close session handoffs (what a session leaves the next)",
     "reindex": "drop the index and rebuild it from the notes",
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
+    "audit": "the tamper-evident record of every change to the notes: log, verify",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
     "dashboard": "see the memory in a browser: graph, search, health, timeline, tokens",
     "xray": "where an agent's tokens went, and what early compaction and trimming would save",
@@ -197,6 +199,10 @@ def _forget(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", help="why it is forgotten (kept in the note)")
     p.add_argument("--purge", action="store_true",
                    help="delete the file and every index row of it")
+    p.add_argument("--erase", action="store_true",
+                   help="erase it completely (needs --reason; implies --purge): file, index "
+                        "rows, every shared version, quotes in handoffs, sessions and logs, "
+                        "audit titles; other clones erase it at their next sync")
 
 
 def _calibrate(p: argparse.ArgumentParser) -> None:
@@ -246,6 +252,27 @@ def _handoff(p: argparse.ArgumentParser) -> None:
                                          help="a handoff id from `loremap handoff list`")
     action("list", "list handoffs, newest first").add_argument(
         "--limit", "-n", type=_positive, default=None, help="at most N (0: all)")
+
+
+def _audit(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    log = actions.add_parser("log", help="the records, oldest first",
+                             description="the records of the audit chain, oldest first")
+    log.add_argument("--note", metavar="ID", help="only the records of this note")
+    log.add_argument("--since", type=_date, metavar="DATE",
+                     help="only the records from this day on (YYYY-MM-DD, UTC)")
+    check = actions.add_parser("verify", help="walk the chain and name its first broken link",
+                               description="walk the audit chain and name its first broken "
+                                           "link; exit 1 when it is broken")
+    check.add_argument("--anchor", metavar="SEQ:HASH",
+                       help="also check that the chain still holds this record (a head that "
+                            "`verify` printed earlier, kept elsewhere)")
+    for sub in (log, check):
+        sub.add_argument("--personal", action="store_true",
+                         help="the personal vault's chain instead of the project's")
+        # SUPPRESS: `loremap audit --json log` and `... log --json` both work.
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print machine-readable JSON")
 
 
 def _whole(least: int, hint: str = "") -> Callable[[str], int]:
@@ -387,6 +414,36 @@ def _embed(p: argparse.ArgumentParser) -> None:
                         "folder, or endpoint:MODEL (a server at embed.url)")
 
 
+def _serve(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--http", metavar="HOST:PORT", default=None,
+                   help="serve streamable HTTP on this address instead of stdio (a non-loopback "
+                        "address needs --tokens or LOREMAP_HTTP_TOKEN)")
+    tokens_help = ("the tokens file of --http: one named key per client, read-only or "
+                   "read-write (default: LOREMAP_HTTP_TOKENS)")
+    p.add_argument("--tokens", metavar="FILE", default=None, help=tokens_help)
+    sub = p.add_subparsers(dest="serve_action", metavar="token", parser_class=type(p))
+    token = sub.add_parser("token", help="manage the tokens file: add, list, revoke",
+                           description="manage the keys of `loremap serve --http --tokens FILE`")
+    actions = token.add_subparsers(dest="token_action", metavar="ACTION", required=True,
+                                   parser_class=type(p))
+
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=text, description=text)
+        # SUPPRESS: given before or after the action, either works.
+        sub.add_argument("--tokens", metavar="FILE", default=argparse.SUPPRESS, help=tokens_help)
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print machine-readable JSON")
+        return sub
+
+    add = action("add", "add a key and print its token (once: only its hash is kept)")
+    add.add_argument("name", help="who or what uses it (the actor the audit records)")
+    add.add_argument("--role", required=True, choices=ROLES,
+                     help="read-only: recall, read, map, ...; read-write: remember, forget, ...")
+    action("list", "list the keys: name, role, when added")
+    action("revoke", "remove a key: the server refuses its token from the next request").\
+        add_argument("name", help="the key's name")
+
+
 def _dashboard(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=_positive, default=8765, metavar="N",
                    help="the port to listen on (default 8765; 0: any free port)")
@@ -431,10 +488,8 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "reindex": lambda p: None,
     "doctor": lambda p: p.add_argument("--fix", action="store_true",
                                        help="repair what can be repaired"),
-    "serve": lambda p: p.add_argument(
-        "--http", metavar="HOST:PORT", default=None,
-        help="serve streamable HTTP on this address instead of stdio (a non-loopback address "
-             "needs LOREMAP_HTTP_TOKEN)"),
+    "audit": _audit,
+    "serve": _serve,
     "dashboard": _dashboard,
     "xray": _xray,
     "hooks": _hooks,

@@ -22,7 +22,7 @@ from loremap.codemap.discover import Skipped, SkipRules, SourceFile, discover, s
 from loremap.codemap.graph import rebuild_graph
 from loremap.codemap.history import read_history
 from loremap.model import Edge
-from loremap.model.code import CodeFile, Definition, FileStamp
+from loremap.model.code import CodeFile, Definition, FileStamp, module_of
 from loremap.store import IndexStore
 from loremap.text import Analyzer
 from loremap.vault.fs import trusted_mtime
@@ -67,10 +67,6 @@ class _Touch(NamedTuple):
     path: str
     size: int
     mtime_ns: int
-
-
-def module_of(path: str) -> str:
-    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _read(job: _Job) -> CodeFile | Skipped | _Touch:

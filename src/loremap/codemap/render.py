@@ -1,5 +1,12 @@
 """The map pages: level 0 (`.loremap/map.md`, at most 500 tokens) and one page per module.
 
+Opened as an Obsidian vault, `.loremap/` shows code and lore connected: map.md links the module
+pages, a module page links the modules it depends on and is used by and the notes about its
+files, and a note links the module pages of its files (`vault/frontmatter.links_section`). The
+links are `[[page|label]]` wikilinks to a page's file name, which is unique in the vault (notes
+by id, module pages by slug). A folder that notes name but the code map has no file in gets a
+page of its own, listing those notes, so every link resolves.
+
 Everything here is deterministic (sorted, rounded ranks, no clocks), so re-rendering an
 unchanged repository gives the same bytes and the pages diff cleanly in git. Pages are only
 written when their bytes change; pages of modules that disappeared are removed. No page is
@@ -18,7 +25,7 @@ from typing import NamedTuple
 from loremap.codemap.languages import LANGUAGES
 from loremap.errors import UnsafePath
 from loremap.model import Edge
-from loremap.model.code import KIND_ORDER
+from loremap.model.code import KIND_ORDER, is_path_target, module_of, module_slug
 from loremap.store import FileRow, IndexStore
 from loremap.text import estimate_tokens
 from loremap.vault.fs import atomic_write, check_folder, check_write, read_nofollow
@@ -35,13 +42,13 @@ class Snapshot(NamedTuple):
     notes: dict[str, int]
 
 
-def module_slug(module: str) -> str:
-    """The page name of a module: its path with '/' as '--' ('root' for the top folder)."""
-    return module.replace("/", "--") if module else "root"
-
-
 def module_label(module: str) -> str:
     return f"{module}/" if module else "./"
+
+
+def module_link(module: str) -> str:
+    """The wikilink to a module's page, shown as its folder."""
+    return f"[[{module_slug(module)}|{module_label(module)}]]"
 
 
 def closest_modules(wanted: str, modules: Iterable[str], limit: int = 3) -> list[str]:
@@ -118,7 +125,7 @@ def render_map(snap: Snapshot, project: str, summaries: dict[str, str]) -> str:
         central = ", ".join(f.path.rsplit("/", 1)[-1] for f in members[:3])
         summary = _clip(summaries.get(module, ""), 90)
         files_n = f"{len(members)} file" + ("s" if len(members) != 1 else "")
-        module_lines.append(f"- `{module_label(module)}` ({files_n})"
+        module_lines.append(f"- {module_link(module)} ({files_n})"
                             + (f": {summary}" if summary else "") + f" — {central}")
     file_lines = [f"- `{f.path}`" + (f" — {_clip(f.docstring, 80)}" if f.docstring else "")
                   for f in files[:10]]
@@ -185,6 +192,8 @@ def render_module(module: str, facts: ModuleFacts, summary: str,
     """Level 1: one module's purpose, ranked files, dependencies, co-change partners, notes."""
     lines = [f"# Module `{module_label(module)}`", "", summary or "(no README or docstring)", "",
              "## Files", ""]
+    if not facts.members:
+        lines.append("None in the code map: the notes below name paths in this folder.")
     for f in facts.members:
         names = sorted(symbols.get(f.path, []), key=lambda s: (KIND_ORDER.get(s[1], 9), s[2]))
         key = ", ".join(dict.fromkeys(name for name, _, _ in names[:6]))
@@ -197,7 +206,7 @@ def render_module(module: str, facts: ModuleFacts, summary: str,
         lines += [f"- `{a}` and `{b}` ({-w:.2f})" for w, a, b in sorted(facts.partners)[:8]]
     if notes:
         lines += ["", "## Notes", ""]
-        lines += [f"- [{t}] {title} (`{note_id}`)" for note_id, t, title in notes]
+        lines += [f"- [{t}] {title} ([[{note_id}]])" for note_id, t, title in notes]
     return "\n".join(lines) + "\n"
 
 
@@ -206,7 +215,7 @@ def _counted(title: str, counts: Counter[str]) -> list[str]:
         return []
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ["", f"## {title}", ""] + [
-        f"- `{module_label(m)}` ({n} import{'s' if n != 1 else ''})" for m, n in ordered[:10]]
+        f"- {module_link(m)} ({n} import{'s' if n != 1 else ''})" for m, n in ordered[:10]]
 
 
 def write_if_changed(path: Path, text: str, root: Path) -> bool:
@@ -239,13 +248,21 @@ def render_all(store: IndexStore, root: Path, loremap_dir: Path,
                                    render_map(snap, project or root.name, summaries), boundary))
     facts_by_module = module_facts(snap)
     notes = store.notes_by_path()
+    for path in notes:  # folders named by notes only: a page each, so their links resolve
+        if is_path_target(path):
+            facts_by_module.setdefault(module_of(path), ModuleFacts([], Counter(), Counter(),
+                                                                    []))
+    by_module: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
+    for path, about in notes.items():
+        if is_path_target(path):
+            by_module[module_of(path)].update(about)
     keep = set()
     for module, facts in sorted(facts_by_module.items()):
         name = f"{module_slug(module)}.md"
         keep.add(name)
         if only is not None and module not in only:
             continue
-        linked = sorted({n for f in facts.members for n in notes.get(f.path, ())})
+        linked = sorted(by_module.get(module, set()))
         # One module's definitions at a time: a large repository never holds them all.
         page = render_module(module, facts, summaries.get(module, ""),
                              store.module_symbols(module), linked)

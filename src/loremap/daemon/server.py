@@ -259,16 +259,27 @@ class _Handler(socketserver.StreamRequestHandler):
         from loremap.errors import UserError
         from loremap.mcp.http import listen, session_limits
         from loremap.mcp.projects import Projects
+        from loremap.use.keys import keyring
 
         try:
             cwd, profile, port, token, hosts, max_bytes, sessions, idle = _http_args(request)
             limits = session_limits(sessions, idle)
+            path = request.get("tokens_file", "")
+            if not isinstance(path, str) or (path and not os.path.isabs(path)):
+                raise ValueError("tokens_file is an absolute path, or empty")
         except (ValueError, UserError) as exc:
             self._answer({"ok": False, "error": f"bad request: {exc}"})
             return
+        try:
+            # The serve process has read the file already; the daemon reads it for itself,
+            # and again whenever it changes, as its own listener's keys.
+            keys = keyring(Path(path) if path else None, token)
+        except UserError as exc:
+            self._answer({"ok": False, "error": str(exc)})
+            return
         projects = Projects(Path(cwd), env, lender=self.server.warm.use)
         try:
-            listener = listen(projects, profile, str(request["host"]), port, token, hosts,
+            listener = listen(projects, profile, str(request["host"]), port, keys, hosts,
                               max_bytes, limits)
         except UserError as exc:
             self._answer({"ok": False, "error": str(exc)})

@@ -105,9 +105,14 @@ def handle(event: str, payload: dict[str, object],
         return ""
     import importlib
 
+    from loremap.audit.actor import Actor, acting_as
+
     module, function = _HANDLERS[own]
-    output: str = getattr(importlib.import_module(module), function)(
-        payload, os.environ if environ is None else environ)
+    # A change an event makes (a reconcile that quarantines a note) is the hook's, in the
+    # agent's session, in the audit chain.
+    with acting_as(Actor("hook", session=str(payload.get("session_id") or ""))):
+        output: str = getattr(importlib.import_module(module), function)(
+            payload, os.environ if environ is None else environ)
     return output
 
 

@@ -74,7 +74,10 @@ def later(work: Callable[[], object]) -> None:
     if queue is None:
         work()
     else:
-        queue.append(work)
+        import contextvars
+
+        context = contextvars.copy_context()  # the event's actor goes along (the audit's)
+        queue.append(lambda: context.run(work))
 
 
 @contextlib.contextmanager

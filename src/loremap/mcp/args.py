@@ -54,6 +54,7 @@ class ForgetArgs(NamedTuple):
     id: str
     reason: str | None = None
     purge: bool = False
+    erase: bool = False
 
 
 class OutcomeArgs(NamedTuple):
@@ -121,7 +122,7 @@ PARSERS: dict[str, Callable[[Raw], ToolArgs]] = {
     "map": lambda raw: MapArgs(raw.get("module") or ""),
     "handoff": _handoff,
     "forget": lambda raw: ForgetArgs(raw["id"], raw.get("reason") or None,
-                                     bool(raw.get("purge"))),
+                                     bool(raw.get("purge")), bool(raw.get("erase"))),
     "outcome": lambda raw: OutcomeArgs(raw["id"], raw["result"], raw.get("note") or None),
     "related": lambda raw: RelatedArgs(raw["target"], int(raw.get("limit") or 50)),
     "timeline": lambda raw: TimelineArgs(raw.get("since") or None,

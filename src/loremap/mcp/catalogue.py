@@ -51,9 +51,19 @@ class ToolSpec(NamedTuple):
     name: str
     description: str
     schema: Schema
-    read_only: bool
+    read_only: bool  # False: its calls change the memory, refused to a read-only key
     destructive: bool = False
     full_only: bool = False
+    reading_actions: tuple[str, ...] = ()  # the `action`s of a writing tool that only read
+
+    def writes(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these (validated) arguments changes the memory."""
+        return not self.read_only and arguments.get("action") not in self.reading_actions
+
+    @property
+    def always_writes(self) -> bool:
+        """Whether no call of it only reads (a read-only client is not shown it)."""
+        return not self.read_only and not self.reading_actions
 
 
 _FACT = _object({
@@ -114,12 +124,13 @@ TOOLS: tuple[ToolSpec, ...] = (
             "goal": _str(), "state": _str("where things stand"),
             "decisions": _list(), "next_steps": _list(), "open_questions": _list(),
             "files": _list(), "id": _str("a handoff id to load", 100),
-        }, ("action",)), read_only=False),
+        }, ("action",)), read_only=False, reading_actions=("load",)),
     ToolSpec("forget", (
         "Archive a note that is wrong or obsolete (kept in its file, out of recall); purge "
-        "deletes it. To correct a note, remember a new one that supersedes it."),
+        "deletes it; erase (with a reason) removes every trace, e.g. a leaked secret. To "
+        "correct a note, remember a new one that supersedes it."),
         _object({"id": _str("note id", 200), "reason": _str(max_length=2000),
-                 "purge": {"type": "boolean"}}, ("id",)),
+                 "purge": {"type": "boolean"}, "erase": {"type": "boolean"}}, ("id",)),
         read_only=False, destructive=True),
     ToolSpec("outcome", (
         "After following a procedure from memory, report whether it worked: recall ranks "

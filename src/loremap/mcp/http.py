@@ -1,12 +1,15 @@
 """`loremap serve --http`: one daemon for many clients, over MCP's streamable HTTP.
 
-The rules, in the order a request meets them (the Host, Origin, token and bind rules are
+The rules, in the order a request meets them (the Host, Origin, bearer and bind rules are
 `loremap.listener`'s, which the dashboard follows too):
 - the Host header must name this server (DNS rebinding: a web page whose name resolves to
   127.0.0.1 must not reach the memory), and a browser's Origin must be one of those hosts;
-- with `LOREMAP_HTTP_TOKEN` set, every request but `GET /health` needs `Authorization: Bearer
-  <token>` (compared in constant time); binding any address other than loopback without a
-  token is refused before the socket opens;
+- with a tokens file (`--tokens FILE`, `use/keys.py`) or `LOREMAP_HTTP_TOKEN`, every request
+  but `GET /health` needs `Authorization: Bearer <token>` of a key the server knows now (the
+  file is re-read when it changes: a revoked token gets 401 from its next request); the key's
+  name and role are the request's caller (`loremap.actor`), which the tool dispatch checks a
+  write against. Binding any address other than loopback without a key is refused before the
+  socket opens;
 - request bodies over `serve.max_request_bytes` are refused (413) by the SDK's limit;
 - at most `serve.max_sessions` MCP sessions are open at once: the SDK answers one more with 503
   and we add `Retry-After`; a session with no request in flight for `serve.session_idle_s` is
@@ -27,19 +30,13 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, NamedTuple
 
-from loremap import __version__
+from loremap import __version__, listener
+from loremap.actor import Caller, acting
 from loremap.errors import InvalidInput, UserError
-from loremap.listener import (
-    allowed_hosts,
-    authorized,
-    check_bind,
-    on_thread,
-    refusal,
-    respond,
-    run,
-)
+from loremap.listener import allowed_hosts, bearer, on_thread, refusal, respond, run
 from loremap.mcp.projects import Projects
 from loremap.mcp.server import build_server
+from loremap.use.keys import Keyring, Unreadable
 
 log = logging.getLogger("loremap.mcp")
 
@@ -50,6 +47,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 RETRY_AFTER_MAX_S = 60  # the Retry-After of a refused session: the idle expiry, at most this
+SHUTDOWN_WAIT_S = 30.0  # how long a stop waits for the tool calls in flight to answer
 
 
 class SessionLimits(NamedTuple):
@@ -93,13 +91,21 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, number
 
 
-class Guard:
-    """ASGI middleware: Host/Origin checks, bearer token, `/health`; the rest to the SDK."""
+def check_bind(host: str, keys: Keyring | None) -> None:
+    """Refuse to listen beyond this machine without a key."""
+    listener.check_bind(host, keys is not None, "give a tokens file (--tokens FILE, made with "
+                        "`loremap serve token add`) or set LOREMAP_HTTP_TOKEN (clients send it "
+                        "as 'Authorization: Bearer <token>')")
 
-    def __init__(self, inner: ASGIApp, token: str, hosts: frozenset[str] | None,
+
+class Guard:
+    """ASGI middleware: Host/Origin checks, bearer tokens, `/health`; the rest to the SDK, as
+    the caller whose token the request carried (`keys` None: no key needed, no caller)."""
+
+    def __init__(self, inner: ASGIApp, keys: Keyring | None, hosts: frozenset[str] | None,
                  projects: Projects, retry_after: int = RETRY_AFTER_MAX_S) -> None:
         self.inner = inner
-        self.token = token.encode("utf-8")
+        self.keys = keys
         self.hosts = hosts
         self.projects = projects
         self.started = time.monotonic()
@@ -118,11 +124,21 @@ class Guard:
         if scope["path"] == "/health" and scope["method"] == "GET":
             await self._health(send)
             return
-        if self.token and not authorized(headers.get("authorization", ""), self.token):
-            await respond(send, 401, {"error": "missing or wrong bearer token"},
-                           [(b"www-authenticate", b'Bearer realm="loremap"')])
-            return
-        await self.inner(scope, receive, self._hinted(send))
+        caller: Caller | None = None
+        if self.keys is not None:
+            try:
+                caller = self.keys.caller(bearer(headers.get("authorization", "")))
+            except Unreadable:  # logged by the keyring; its path is not for the caller
+                await respond(send, 503, {"error": "the server's tokens file cannot be read "
+                                                   "now: every request is refused until it "
+                                                   "is fixed"})
+                return
+            if caller is None:
+                await respond(send, 401, {"error": "missing or wrong bearer token"},
+                              [(b"www-authenticate", b'Bearer realm="loremap"')])
+                return
+        with acting(caller):  # the SDK runs the handler in this request's context
+            await self.inner(scope, receive, self._hinted(send))
 
     def _hinted(self, send: Send) -> Send:
         """`send` with Retry-After added to a 503: the SDK's only one is its session cap."""
@@ -142,29 +158,29 @@ class Guard:
             "uptime_s": round(time.monotonic() - self.started, 1), "store": store})
 
 
-def make_app(projects: Projects, profile: str, host: str, port: int, token: str,
+def make_app(projects: Projects, profile: str, host: str, port: int, keys: Keyring | None,
              extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> ASGIApp:
     """The whole HTTP application: `/mcp` (streamable HTTP) and `/health`, guarded."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(projects, profile)
+    server = build_server(projects, profile, keyed=keys is not None)
     hosts = allowed_hosts(host, extra_hosts)
     # Our guard checks Host and Origin for every route; the SDK's own check would only repeat it.
     inner = server.streamable_http_app(
         streamable_http_path="/mcp", max_request_body_size=max_bytes, host=host,
         max_sessions=limits.max_sessions, session_idle_timeout=limits.idle_s or None,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return Guard(inner, token, hosts, projects, limits.retry_after)
+    return Guard(inner, keys, hosts, projects, limits.retry_after)
 
 
-def serve(projects: Projects, profile: str, host: str, port: int, token: str,
+def serve(projects: Projects, profile: str, host: str, port: int, keys: Keyring | None,
           extra_hosts: list[str], max_bytes: int, limits: SessionLimits,
           ready: Callable[[int], None] | None = None) -> None:
     """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
-    check_bind(host, token)
-    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
+    check_bind(host, keys)
+    app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
     try:
-        run(app, host, port, ready)
+        run(app, host, port, ready, drain=_drain)
     finally:
         projects.close()
 
@@ -185,15 +201,23 @@ class Listener(NamedTuple):
         self.projects.close()
 
 
-def listen(projects: Projects, profile: str, host: str, port: int, token: str,
+def listen(projects: Projects, profile: str, host: str, port: int, keys: Keyring | None,
            extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> Listener:
     """The same server as `serve`, listening on a thread: what the daemon runs for `loremap
     serve --http`. `UserError` when the address cannot be bound."""
-    check_bind(host, token)
-    app = make_app(projects, profile, host, port, token, extra_hosts, max_bytes, limits)
+    check_bind(host, keys)
+    app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
     try:
-        running = on_thread(app, host, port)
+        running = on_thread(app, host, port, drain=_drain)
     except UserError:
         projects.close()
         raise
     return Listener(running.port, running.server, running.thread, projects)
+
+
+def _drain() -> None:
+    """Before a stop: wait for the tool calls in flight to answer (`server.CALLS`)."""
+    from loremap.mcp.server import CALLS
+
+    if CALLS.idle(SHUTDOWN_WAIT_S):
+        time.sleep(0.2)  # the last answer leaves through its stream

@@ -4,13 +4,18 @@ The low-level server (rather than the decorator API) lets the tool definitions b
 hand-written schemas of `catalogue`, validated strictly: an unknown or mistyped argument is
 refused with the list of valid ones instead of being dropped. A tool failure comes back as a
 tool error (`isError`) whose text says what to do; an unknown tool is a protocol error. Service
-calls run on worker threads (SQLite and the file system block) under the project's lock.
+calls run on worker threads (SQLite and the file system block) under the project's lock. A call
+that changes the memory (`ToolSpec.writes`) is first checked against the caller's key
+(`use/access.py`: a read-only one is refused), and a read-only client is not shown the tools
+every call of which it would be refused.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
+import threading
+import time
 import warnings
 import weakref
 from collections.abc import Mapping
@@ -24,6 +29,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from loremap import __version__
+from loremap.audit import Actor, acting_as
 from loremap.errors import UserError
 from loremap.logs import log_exception
 from loremap.mcp import prompts
@@ -31,6 +37,7 @@ from loremap.mcp.args import MapArgs, ToolArgs, VerifyArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
 from loremap.mcp.tools import call, verified
+from loremap.use.access import check_write, may_write
 from loremap.use.fresh import SERVER
 
 if TYPE_CHECKING:
@@ -39,6 +46,43 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("loremap.mcp")
 LOG_NAME = "mcp.log"
+
+
+class InFlight:
+    """The tool calls being served, so a server told to stop first lets them answer.
+
+    Trigger: SIGTERM while a call waits (for the vault's lock, a slow disk). Why: the HTTP
+    server's shutdown closes the SSE stream a call answers on, so a write that then completes
+    was never acknowledged (seen under load). Outcome: `loremap serve --http` waits for
+    `idle` (bounded) before it stops accepting, and a little more for the answer to be sent.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def idle(self, timeout: float) -> bool:
+        """Wait until no call is in flight (at most `timeout` seconds); whether none is."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
+
+
+CALLS = InFlight()  # every server of this process
 SAMPLING_TIMEOUT_S = 60  # how long the client's model may take to judge a claim
 JUDGE_REQUEST = "judge"  # the key of the sampling request in an InputRequiredResult
 
@@ -96,6 +140,18 @@ def _explain(error: ValidationError, schema: dict[str, Any]) -> str:
     return f"{where}: {error.message}"
 
 
+def _actor(ctx: ServerRequestContext[Any]) -> Actor:
+    """Who the audit records as making a tool's changes: an agent, named by its client's
+    `initialize` when it sent one, and by the key its HTTP request came with (`loremap.actor`,
+    set by `mcp/http.py`)."""
+    from loremap import actor
+
+    params = ctx.session.client_params
+    caller = actor.current()
+    return Actor("agent", client=params.client_info.name if params is not None else "",
+                 token=caller.name if caller is not None else "")
+
+
 def _text(text: str, is_error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 is_error=is_error)
@@ -104,8 +160,9 @@ def _text(text: str, is_error: bool = False) -> types.CallToolResult:
 class Loremap:
     """The handlers of one server: tools, resources and prompts over `projects`."""
 
-    def __init__(self, projects: Projects, profile: str) -> None:
+    def __init__(self, projects: Projects, profile: str, keyed: bool = False) -> None:
         self.projects = projects
+        self.keyed = keyed  # every request carries a key (`loremap serve --http` with tokens)
         self.tools = {spec.name: Tool(spec, definition) for spec, definition
                       in zip(catalogue(profile), tool_definitions(profile), strict=True)}
         # Per client session: sessions are kept apart, and a closed one is forgotten.
@@ -114,10 +171,19 @@ class Loremap:
 
     async def list_tools(self, ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[t.definition for t in self.tools.values()])
+        # A read-only client is not shown the tools every call of which it would be refused.
+        writer = may_write(self.keyed)
+        return types.ListToolsResult(tools=[t.definition for t in self.tools.values()
+                                            if writer or not t.spec.always_writes])
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                         ) -> types.CallToolResult | types.InputRequiredResult:
+        with CALLS:
+            return await self._call_tool(ctx, params)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any],
+                         params: types.CallToolRequestParams
+                         ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self.tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the tools are "
@@ -133,8 +199,10 @@ class Loremap:
                     return judged
                 text = judged
             else:
-                text = await anyio.to_thread.run_sync(self._run, typed, folder,
-                                                      self._label(ctx))
+                write = _operation(tool.spec.name, arguments) if tool.spec.writes(arguments) \
+                    else ""
+                text = await anyio.to_thread.run_sync(self._run, typed, folder, _actor(ctx),
+                                                      self._label(ctx), write)
         except UserError as exc:
             return _text(str(exc), is_error=True)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a tool error, logged
@@ -212,9 +280,13 @@ class Loremap:
             self._labels[key] = f"mcp-{secrets.token_hex(6)}"
         return self._labels[key]
 
-    def _run(self, arguments: ToolArgs, folder: Path | None, session: str | None = None
-             ) -> str:
-        with self.projects.use(folder) as (app, notices):
+    def _run(self, arguments: ToolArgs, folder: Path | None, actor: Actor,
+             session: str | None = None, write: str = "") -> str:
+        """Run a tool in its project as `actor`; `write` names the change it makes, checked
+        against the caller's key first (`use/access.py`)."""
+        with acting_as(actor), self.projects.use(folder) as (app, notices):
+            if write:
+                check_write(app, write, self.keyed)
             text = call(app, arguments, session)
         if notices:
             text = "\n".join([*(f"degraded: {n}" for n in notices), text])
@@ -265,18 +337,18 @@ class Loremap:
         uri = str(params.uri)
         folder = await self.folder(ctx)
         try:
-            text = await anyio.to_thread.run_sync(self._read_resource, uri, folder)
+            text = await anyio.to_thread.run_sync(self._read_resource, uri, folder, _actor(ctx))
         except UserError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type="text/markdown", text=text)])
 
-    def _read_resource(self, uri: str, folder: Path | None) -> str:
+    def _read_resource(self, uri: str, folder: Path | None, actor: Actor) -> str:
         if uri == "loremap://map":
-            return self._run(MapArgs(), folder)
+            return self._run(MapArgs(), folder, actor)
         if uri.startswith("loremap://module/"):
             slug = uri.removeprefix("loremap://module/")
-            return self._run(MapArgs(slug.replace("--", "/")), folder)
+            return self._run(MapArgs(slug.replace("--", "/")), folder, actor)
         raise UserError(f"unknown resource {uri!r}: loremap://map or loremap://module/<slug>")
 
     async def list_prompts(self, ctx: ServerRequestContext[Any],
@@ -289,6 +361,12 @@ class Loremap:
             return prompts.render(params.name, dict(params.arguments or {}))
         except UserError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+
+
+def _operation(name: str, arguments: Mapping[str, Any]) -> str:
+    """How a refusal names the call: the tool, and its action when it has one."""
+    action = arguments.get("action")
+    return f"{name} {action}" if isinstance(action, str) else name
 
 
 def _declared(ctx: ServerRequestContext[Any], capability: str) -> bool:
@@ -346,9 +424,11 @@ async def _first_root(ctx: ServerRequestContext[Any]) -> Path | None:
     return None
 
 
-def build_server(projects: Projects, profile: str = "lean") -> Server[Any]:
-    """The MCP server over `projects` with the tools of `profile` ('lean' or 'full')."""
-    handlers = Loremap(projects, profile)
+def build_server(projects: Projects, profile: str = "lean", keyed: bool = False
+                 ) -> Server[Any]:
+    """The MCP server over `projects` with the tools of `profile` ('lean' or 'full'); `keyed`:
+    every request comes with a key (`loremap.actor`), whose role decides what it may write."""
+    handlers = Loremap(projects, profile, keyed)
     return Server(
         "loremap", version=__version__, title="loremap", instructions=INSTRUCTIONS,
         on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,

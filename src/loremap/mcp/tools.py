@@ -94,9 +94,11 @@ def handoff(app: App, args: HandoffArgs) -> str:
 
 
 def forget(app: App, args: ForgetArgs) -> str:
-    done = notes.forget(app, args.id, SERVER, reason=args.reason, purge=args.purge)
-    verb = "purged" if done.purged else "archived"
-    return "\n".join([f"{verb} {done.id} ({done.path})", *_noted(done.warnings, "warning")])
+    done = notes.forget(app, args.id, SERVER, reason=args.reason, purge=args.purge,
+                        erase=args.erase)
+    return "\n".join([f"{done.action} {done.id} ({done.path})",
+                      *(f"quotes of it removed from {path}" for path in done.scrubbed),
+                      *_noted(done.warnings, "warning")])
 
 
 def outcome(app: App, args: OutcomeArgs) -> str:

@@ -3,7 +3,9 @@
 Each check yields findings; `fix=True` repairs what can be repaired without guessing: leftover
 temp files of interrupted writes, batches of notes a crash left half renamed (finished, or
 rolled back), a stale index, supersessions half-applied by a crash, missing
-scaffolding. Broken links and malformed files are reported for a person to decide.
+scaffolding, a `.gitignore` that would let git take this clone's audit chain. Broken links,
+malformed files and a broken audit chain are reported for a person to decide (the chain is the
+record: nothing repairs it).
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from loremap.errors import MalformedNote, UnsafePath
+from loremap.errors import MalformedNote, StoreError, UnsafePath
 from loremap.memory.paths import is_path_target
 from loremap.memory.service import Memory
 from loremap.model import Status
 from loremap.store import SCHEMA_VERSION
 from loremap.store.sqlite import SqliteStore, set_aside
-from loremap.vault.project import missing_parts, scaffold
+from loremap.vault.project import ignore_audit, missing_parts, scaffold, unignored_audit
 
 
 class Finding(NamedTuple):
@@ -126,9 +128,41 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
                 valid_to = old.valid_to or (loaded.note.valid_from or None)
                 fixed = old._replace(status=Status.SUPERSEDED, superseded_by=row.id,
                                             valid_to=valid_to)
-                memory.rewrite(vault, fixed)
+                memory.rewrite(vault, fixed, "supersede",
+                               f"superseded by {row.id}: repaired by `loremap doctor --fix`")
             out.append(Finding("error", "supersession", message, fixed=fix))
     return out
+
+
+def _check_links_sections(memory: Memory, fix: bool) -> list[Finding]:
+    """Note files whose generated `## Links` section is not what loremap writes now (written
+    before it linked files and paths to their module pages): Obsidian's graph misses their
+    edges to the code. `--fix` writes them again."""
+    from loremap.vault.frontmatter import links_section
+
+    stale = []
+    for vault in memory.vaults:
+        for row in memory.store.list_notes(scope=vault.scope):
+            if not vault.exists(row.id):
+                continue
+            try:
+                loaded = vault.read(row.id)
+            except MalformedNote:
+                continue
+            section = links_section(loaded.note)
+            if section.strip() and not loaded.text.rstrip("\n").endswith(section.rstrip("\n")):
+                stale.append((vault, loaded.note))
+    if not stale:
+        return []
+    if fix:
+        for vault, note in stale:
+            memory.rewrite(vault, note, "repair",
+                           "Links section written again by `loremap doctor --fix`")
+    shown = ", ".join(note.id for _, note in stale[:3]) + (" ..." if len(stale) > 3 else "")
+    return [Finding("warning", "links-section", f"{len(stale)} note(s) carry a Links section "
+                    f"older than their frontmatter's links and files ({shown}); `loremap doctor "
+                    "--fix` writes it again (the Obsidian graph links them to their code)",
+                    fixed=fix)]
 
 
 def _check_quarantined(memory: Memory) -> list[Finding]:
@@ -205,6 +239,42 @@ def _check_shared(memory: Memory) -> list[Finding]:
     return out
 
 
+def _check_audit(memory: Memory, loremap_dir: Path | None, fix: bool) -> list[Finding]:
+    """Each vault's audit chain walked whole, as `loremap audit verify` does (the personal
+    vault's only once it has records), and whether git ignores the project's chain file."""
+    from loremap.audit.chain import SHORT, verify
+
+    out = []
+    for vault in memory.vaults:
+        log = memory.audit_log(vault)
+        if log is None:
+            continue
+        where = f"the {vault.scope} chain ({log.location})"
+        try:
+            verdict = verify(log.records())
+        except (StoreError, UnsafePath) as exc:
+            out.append(Finding("error", "audit", f"{where}: {exc}"))
+            continue
+        broken = verdict.broken
+        if broken is not None:
+            out.append(Finding("error", "audit", f"{where} is broken at record {broken.seq}: "
+                               f"{broken.message} (nothing repairs a chain: it is the record)"))
+        elif verdict.records:
+            out.append(Finding("ok", "audit", f"{where} is unbroken: "
+                               f"{verdict.records} record{'s' * (verdict.records != 1)}, head "
+                               f"{verdict.head_seq} {verdict.head_hash[:SHORT]}"))
+        elif vault.scope == "project":
+            out.append(Finding("ok", "audit", f"{where}: no changes recorded yet"))
+    missing = [] if loremap_dir is None else unignored_audit(loremap_dir)
+    if loremap_dir is not None and missing:
+        if fix:
+            ignore_audit(loremap_dir, missing)
+        out.append(Finding("warning", "audit", f"{loremap_dir.name}/.gitignore does not ignore "
+                           f"{', '.join(missing)}: `git add` would commit this clone's audit "
+                           "chain; --fix adds the lines", fixed=fix))
+    return out
+
+
 def _check_index(memory: Memory, fix: bool) -> list[Finding]:
     if memory.store.shared:
         return _check_shared(memory)
@@ -267,9 +337,11 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
     try:
         findings += _check_index(memory, fix)
         findings += _check_supersession(memory, fix)
+        findings += _check_links_sections(memory, fix)
         findings += _check_quarantined(memory)
     except UnsafePath:
         pass  # a vault folder linked out: named by the symlinks check, nothing to compare
     findings += _check_links(memory)
     findings += _check_vectors(memory)
+    findings += _check_audit(memory, loremap_dir, fix)
     return findings

@@ -11,6 +11,7 @@ import os
 from pathlib import Path, PurePosixPath
 
 from loremap.errors import InvalidInput
+from loremap.model.code import is_path_target as is_path_target  # its callers import it here
 
 
 def _relative(raw: str, repo_root: Path, cwd: Path) -> str:
@@ -46,11 +47,6 @@ def repo_prefix(raw: str, repo_root: Path, cwd: Path) -> str:
     if text.endswith("/") or (repo_root / rel).is_dir():
         return rel + "/"
     return rel
-
-
-def is_path_target(target: str) -> bool:
-    """Link targets with a '/' or a '.' name repository paths; the others name notes."""
-    return "/" in target or "." in target
 
 
 def check_path_target(target: str) -> str:

@@ -4,6 +4,9 @@ Order of a write: take the vault lock, open the index write transaction (so a lo
 fails before any file changes), write the note file(s) atomically, update the index, commit.
 Reading commands first `reconcile()`: files edited by hand or pulled with git are re-read when
 their stat changed and re-indexed when their content hash changed; deleted files leave the index.
+Every change records one audit entry per note it changed, appended to the vault's chain inside
+the index transaction (`recorded`, `memory/written.py`); rebuilding the index records nothing:
+it changes no note.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from loremap.audit.chain import ERASE, stamp
 from loremap.errors import (
     IndexLocked,
     InvalidInput,
@@ -36,6 +40,7 @@ from loremap.memory.drafts import (
 from loremap.memory.drafts import redacted as redact_draft
 from loremap.memory.paths import is_path_target
 from loremap.memory.stamps import Changes, stat_signature
+from loremap.memory.written import Write, hash_of
 from loremap.model import (
     Edge,
     IndexedNote,
@@ -47,7 +52,7 @@ from loremap.model import (
     Status,
     check_id,
 )
-from loremap.store import Store
+from loremap.store import AuditLog, Store
 from loremap.text import Analyzer
 from loremap.text.signature import command_key, signature
 from loremap.vault.fs import read_nofollow, trusted_mtime
@@ -89,6 +94,15 @@ def with_outcome(body: str, line: str) -> str:
     return "\n".join([*lines, "", OUTCOMES_HEADING, line]).strip()
 
 
+def _refuse_secret_reason(reason: str) -> None:
+    from loremap.vault.secrets import scan
+
+    found = scan(reason)
+    if found:
+        raise SecretFound(f"refused: {found[0].kind} in the reason; remove it (nothing was "
+                          "changed)")
+
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -110,7 +124,8 @@ class Memory:
 
     def __init__(self, store: Store, analyzer: Analyzer, personal: Vault,
                  project: Vault | None = None, repo_root: Path | None = None,
-                 commit: Callable[[], str | None] = lambda: None, clock: Clock = utc_now) -> None:
+                 commit: Callable[[], str | None] = lambda: None, clock: Clock = utc_now,
+                 audit: Callable[[Vault], AuditLog] | None = None) -> None:
         self.store = store
         self.analyzer = analyzer
         self.project = project
@@ -118,6 +133,7 @@ class Memory:
         self.repo_root = repo_root
         self.commit = commit
         self.clock = clock
+        self.audit = audit  # each vault's audit chain (None: nothing recorded)
 
     @property
     def vaults(self) -> list[Vault]:
@@ -134,6 +150,26 @@ class Memory:
     def read(self, note_id: str) -> tuple[LoadedNote, Vault]:
         vault = self.vault_of(note_id)
         return vault.read(note_id), vault
+
+    def audit_log(self, vault: Vault) -> AuditLog | None:
+        """The audit chain of `vault`'s changes (None when none is kept)."""
+        return None if self.audit is None else self.audit(vault)
+
+    @contextlib.contextmanager
+    def recorded(self, vaults: Sequence[Vault], write: Write | None = None) -> Iterator[Write]:
+        """One index write transaction around a change of `vaults`: the entries the body
+        records (`Write.record`) are appended to each vault's chain inside it, after the body,
+        and committed with it (on SQLite the chain's own file commits right after the index,
+        and a failure there fails the change)."""
+        write = Write() if write is None else write
+        with contextlib.ExitStack() as stack:
+            appends = [(vault.scope, stack.enter_context(log.appending()))
+                       for vault in vaults if (log := self.audit_log(vault)) is not None]
+            with self.store.write():
+                yield write
+                when = stamp(self.clock())
+                for scope, append in appends:
+                    append(write.entries.get(scope, []), when)
 
     @contextlib.contextmanager
     def _locked(self, vaults: Sequence[Vault]) -> Iterator[None]:
@@ -187,10 +223,11 @@ class Memory:
                 return vault.scope, vault.display(loaded.file.path)
         raise AssertionError(loaded.file.path)  # pragma: no cover
 
-    def _index(self, loaded: LoadedNote, scanned: bool = False) -> None:
+    def _index(self, loaded: LoadedNote, scanned: bool = False) -> Note:
         """Index one note file (inside a write transaction); the stat signature is void now.
         A file read from the vault is scanned for credentials (`guarded`); one loremap just
-        rendered from checked fields (`scanned`) is not scanned a second time."""
+        rendered from checked fields (`scanned`) is not scanned a second time. Returns the
+        note as indexed."""
         self.store.set_meta(_SIGNATURE, "")
         scope, path = self._scope_of(loaded)
         note = loaded.note if scanned else guarded(loaded.note, loaded.text)
@@ -198,6 +235,7 @@ class Memory:
                                loaded.content_hash,
                                trusted_mtime(loaded.file.mtime_ns), loaded.file.size,
                                loaded.text, edited_ns=loaded.file.mtime_ns)
+        return note
 
     def index_loaded(self, loaded: LoadedNote) -> None:
         """Index one note file just read or written (inside `store.write()`)."""
@@ -228,11 +266,18 @@ class Memory:
             if signature is not None and not probe:
                 self._record_signature(signature)
             return out
-        with self._locked(self.vaults), self.store.write():
+        with self._locked(self.vaults), self.recorded(self.vaults) as write:
             scans = self.scan()
-            found = self.changes(self.store.note_stamps(), out.warnings, scans)
+            stamps = self.store.note_stamps()
+            found = self.changes(stamps, out.warnings, scans)
             for loaded in found.upserts:
-                self._index(loaded)
+                if self._index(loaded).status is not loaded.note.status:
+                    # `guarded` took a note holding a credential out of recall: that is a
+                    # change of what the memory serves, by whoever's command found it.
+                    old = stamps.get(loaded.note.id)
+                    write.record(self._scope_of(loaded)[0], "quarantine", loaded.note.id,
+                                 "" if old is None else old.content_hash, loaded.content_hash,
+                                 detail="holds a credential: kept out of recall")
             for note_id, mtime_ns, size in found.touches:
                 self.store.touch_note(note_id, mtime_ns, size)
             for note_id in found.deletes:
@@ -293,10 +338,10 @@ class Memory:
         out.counts = {"indexed": indexed, "skipped": len(out.warnings)}
         return out
 
-    def rewrite(self, vault: Vault, note: Note) -> None:
-        """Write an existing note back (after a repair) and index it."""
-        with self._files_and_index(vault) as batches:
-            self._index(self._replace_file(vault, note, batches))
+    def rewrite(self, vault: Vault, note: Note, op: str, detail: str) -> None:
+        """Write an existing note back (after a repair) and index it; recorded as `op`."""
+        with self._files_and_index(vault) as write:
+            self._index(self._replace_file(vault, note, write, op, detail))
 
     # --- remember ---------------------------------------------------------------------------
 
@@ -339,13 +384,19 @@ class Memory:
         outs = [Outcome() for _ in drafts]
         ready = [self._ready(draft, out, quarantine) for draft, out in zip(drafts, outs,
                                                                              strict=True)]
-        with self._files_and_index(vault) as batches:
+        with self._files_and_index(vault) as write:
             notes, files = self._plan(vault, ready, outs)
-            batches.append(Batch(vault, [change for _, change in files]))
-            batches[-1].apply()
+            write.land(Batch(vault, [change for _, change in files]))
             fresh = {note.id for note in notes}  # rendered from fields refuse_secrets passed
             for note, change in files:
-                self._index(vault.written(note, change.data), scanned=note.id in fresh)
+                loaded = vault.written(note, change.data)
+                self._index(loaded, scanned=note.id in fresh)
+                op, detail = ("supersede", f"superseded by {note.superseded_by}")
+                if note.id in fresh:
+                    op, detail = ("quarantine" if note.status is Status.QUARANTINED
+                                  else "remember"), ""
+                write.record(vault.scope, op, note.id, hash_of(change.before),
+                             loaded.content_hash, note.title, detail)
             for note, out in zip(notes, outs, strict=True):
                 self._warn_missing(note, out)
         for note, out in zip(notes, outs, strict=True):
@@ -354,39 +405,53 @@ class Memory:
         return outs
 
     @contextlib.contextmanager
-    def _files_and_index(self, vault: Vault) -> Iterator[list[Batch]]:
-        """The vault's lock and one index transaction around file batches applied inside:
-        when the transaction fails (the COMMIT included), the batches are undone before the
-        error goes on, so "nothing was written" holds for the files too."""
-        batches: list[Batch] = []
+    def _files_and_index(self, vault: Vault) -> Iterator[Write]:
+        """The vault's lock and one index transaction (`recorded`) around file batches
+        applied inside: when the transaction fails (the COMMIT included, and the audit
+        records'), the batches are undone before the error goes on, so "nothing was written"
+        holds for the files too."""
+        write = Write()
         with self._locked([vault]):
             try:
-                with self.store.write():
-                    yield batches
+                with self.recorded([vault], write):
+                    yield write
             except BaseException as exc:
-                for batch in reversed(batches):
+                for batch in reversed(write.batches):
                     batch.undo()
-                if batches and isinstance(exc, StoreError):
+                if write.batches and isinstance(exc, StoreError):
                     raise StoreError(f"{exc} (the note files were put back as they were)"
                                      ) from None
                 raise
-            for batch in batches:
+            for batch in write.batches:
                 batch.finish()
 
-    def _replace_file(self, vault: Vault, note: Note, batches: list[Batch]) -> LoadedNote:
-        """Write `note` over its existing file as a batch of `_files_and_index`."""
-        return self._replace_files(vault, [note], batches)[0]
+    def _replace_file(self, vault: Vault, note: Note, write: Write, op: str, detail: str = ""
+                      ) -> LoadedNote:
+        """Write `note` over its existing file as a batch of `_files_and_index`, recorded as
+        `op`."""
+        return self._replace_files(vault, [note], write, [(op, detail)])[0]
 
-    def _replace_files(self, vault: Vault, notes: Sequence[Note], batches: list[Batch]
-                       ) -> list[LoadedNote]:
+    def _replace_files(self, vault: Vault, notes: Sequence[Note], write: Write,
+                       records: Sequence[tuple[str, str]]) -> list[LoadedNote]:
         """Write `notes` over their existing files as one batch of `_files_and_index` (all of
-        them land, or none)."""
+        them land, or none), each recorded as its (operation, detail) of `records`."""
         changes = [Change(note.id, vault.render(note), read_nofollow(vault.path_for(note.id))[0])
                    for note in notes]
-        batches.append(Batch(vault, changes))
-        batches[-1].apply()
-        return [vault.written(note, change.data)
-                for note, change in zip(notes, changes, strict=True)]
+        write.land(Batch(vault, changes))
+        loaded = [vault.written(note, change.data)
+                  for note, change in zip(notes, changes, strict=True)]
+        for note, change, done, (op, detail) in zip(notes, changes, loaded, records,
+                                                    strict=True):
+            write.record(vault.scope, op, note.id, hash_of(change.before), done.content_hash,
+                         note.title, detail)
+        return loaded
+
+    def record_refusal(self, operation: str, why: str) -> None:
+        """An audit record of a write refused to its caller (`use/access.py`): no note
+        changed, the operation and why as its payload."""
+        vault = self._target(False)
+        with self.recorded([vault]) as write:
+            write.record(vault.scope, "refused", "", "", "", operation, why)
 
     def _target(self, personal: bool) -> Vault:
         if not personal and self.project is None:
@@ -544,7 +609,7 @@ class Memory:
                                   "(nothing was changed)")
             day = self.clock().date().isoformat()
             line = f"- {day} {'success' if success else 'failure'}: {text}"
-        with self._files_and_index(vault) as batches:
+        with self._files_and_index(vault) as write:
             note = vault.read(note_id).note
             if note.type is not NoteType.PROCEDURE:
                 raise InvalidInput(f"'{note_id}' is a {note.type.value}: outcomes are recorded "
@@ -561,7 +626,9 @@ class Memory:
                                        "outcome without one (nothing was changed)")
             counted = note._replace(body=body, successes=note.successes + int(success),
                                     failures=note.failures + int(not success))
-            self._index(self._replace_file(vault, counted, batches))
+            said = "success" if success else "failure"
+            self._index(self._replace_file(vault, counted, write, "outcome",
+                                           f"{said}: {text}" if line is not None else said))
         return counted
 
     def merge(self, keep_id: str, copy_id: str) -> Note:
@@ -574,7 +641,7 @@ class Memory:
         if not vault.exists(copy_id):
             raise InvalidInput(f"'{keep_id}' and '{copy_id}' are not in the same vault")
         now = self.clock()
-        with self._files_and_index(vault) as batches:
+        with self._files_and_index(vault) as write:
             keep, copy = vault.read(keep_id).note, vault.read(copy_id).note
             for note in (keep, copy):
                 if note.status is not Status.ACTIVE:
@@ -593,25 +660,92 @@ class Memory:
                 failures=max(keep.failures, copy.failures))
             gone = copy._replace(status=Status.SUPERSEDED, superseded_by=keep.id,
                                  valid_to=now.date().isoformat())
-            for loaded in self._replace_files(vault, [kept, gone], batches):
+            for loaded in self._replace_files(vault, [kept, gone], write,
+                                              [("merge", f"absorbed {copy.id}"),
+                                               ("merge", f"merged into {keep.id}")]):
                 self._index(loaded)
         return kept
+
+    def erase(self, note_id: str, reason: str) -> Outcome:
+        """Erase a note completely (`forget --erase`): its file, its index rows, on a shared
+        database every text it had (a tombstone that says erased, with id and hash, is all
+        that stays), the quotes of it beside the notes (`vault/erasure.py`), and the payloads
+        of its audit records (the `erase` record appended deletes them: `store/*/audit.py`).
+        A note only in the shared database (not pulled here) is erased there."""
+        check_id(note_id)
+        if not reason or not reason.strip():
+            raise InvalidInput("--erase needs --reason: say why the note is erased (it is "
+                               "kept in the audit record; nothing was changed)")
+        _refuse_secret_reason(reason)
+        vault = next((v for v in self.vaults if v.exists(note_id)), None)
+        texts = self._known_texts(note_id, vault)
+        if vault is None and not texts:
+            raise NotFound(f"no note with id '{note_id}' to erase (try `loremap list`); "
+                           "nothing was changed")
+        vault = vault or self._target(False)
+        out = Outcome(ids=[note_id], paths=[vault.display(vault.path_for(note_id))])
+        with self._files_and_index(vault) as write:
+            removal = Removal(vault, note_id)
+            write.land(removal)
+            self.store.set_meta(_SIGNATURE, "")
+            if not (self.store.shared and vault is self.personal):
+                self.store.erase_note(note_id)  # (a personal note never enters a database)
+            write.record(vault.scope, ERASE, note_id, hash_of(removal.before), "",
+                         detail=reason)
+        out.warnings += self.store.compact()
+        out.paths += self.scrub(note_id, texts)
+        out.counts = {"erased": 1}
+        return out
+
+    def _known_texts(self, note_id: str, vault: Vault | None) -> list[str]:
+        """Every text of the note this clone can read: its file's, and on a shared database
+        its current text and every earlier version (an erased tombstone has none)."""
+        texts = []
+        if vault is not None:
+            with contextlib.suppress(OSError, StoreError):
+                texts.append(read_nofollow(vault.path_for(note_id))[0].decode("utf-8", "replace"))
+        if self.store.shared and vault is not self.personal:
+            from loremap.store.postgres.store import PostgresStore
+
+            store = self.store
+            assert isinstance(store, PostgresStore)
+            doc = store.doc(note_id)
+            if doc is not None and not doc.erased:
+                texts += [doc.text, *(kept.text for kept in store.versions(note_id))]
+        return [text for text in texts if text]
+
+    def scrub(self, note_id: str, texts: Sequence[str]) -> list[str]:
+        """Remove the quotes of the erased note's `texts` from the project's handoffs, session
+        files and logs; the files changed."""
+        if self.project is None:
+            return []
+        from loremap.vault.erasure import Quotes, scrub
+        from loremap.vault.frontmatter import parse_note
+
+        titles: list[str] = []
+        bodies: list[str] = []
+        for text in texts:
+            try:
+                note = parse_note(text, note_id)
+            except MalformedNote:
+                bodies.append(text)
+                continue
+            titles += [note.title, *note.aliases]
+            bodies.append(note.body)
+        return scrub(self.project.root, Quotes(note_id, titles, bodies))
 
     def forget(self, note_id: str, reason: str | None = None, purge: bool = False) -> Outcome:
         """Archive a note (kept, out of search), or with `purge` delete its file and rows."""
         vault = self.vault_of(note_id)
         out = Outcome(ids=[note_id], paths=[vault.display(vault.path_for(note_id))])
         if reason:
-            from loremap.vault.secrets import scan
-
-            found = scan(reason)
-            if found:
-                raise SecretFound(f"refused: {found[0].kind} in the reason; remove it "
-                                  "(nothing was changed)")
-        with self._files_and_index(vault) as batches:
+            _refuse_secret_reason(reason)
+        with self._files_and_index(vault) as write:
             if purge:
-                batches.append(Removal(vault, note_id))
-                batches[-1].apply()
+                removal = Removal(vault, note_id)
+                write.land(removal)
+                write.record(vault.scope, "purge", note_id, hash_of(removal.before), "",
+                             detail=reason or "")
                 self.store.set_meta(_SIGNATURE, "")
                 if not (self.store.shared and vault is self.personal):
                     # A personal note is never in a shared database; the same id there is
@@ -625,7 +759,8 @@ class Memory:
             archived = note._replace(status=Status.ARCHIVED,
                                            archived_reason=reason or note.archived_reason)
             try:
-                self._index(self._replace_file(vault, archived, batches))
+                self._index(self._replace_file(vault, archived, write, "archive",
+                                               reason or ""))
             except SecretFound as exc:
                 raise SecretFound(f"{exc} (edit the file by hand first)") from None
             out.counts = {"archived": 1}

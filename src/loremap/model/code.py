@@ -14,6 +14,22 @@ class Definition(NamedTuple):
     line: int
 
 
+def is_path_target(target: str) -> bool:
+    """Link targets with a '/' or a '.' name repository paths; the others name notes."""
+    return "/" in target or "." in target
+
+
+def module_of(path: str) -> str:
+    """The module of a repository path: its folder ("" for the top folder; a folder path
+    ending in '/' is its own module)."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def module_slug(module: str) -> str:
+    """The page name of a module: its path with '/' as '--' ('root' for the top folder)."""
+    return module.replace("/", "--") if module else "root"
+
+
 # The order definitions of one file are listed in when not all can be: types first, then
 # functions, methods, modules, constants and variables (the module pages and search items).
 KIND_ORDER: dict[str, int] = {

@@ -5,15 +5,18 @@ search engine's reads (text, names, the graph walk, vectors); `CodeStore` the co
 operations (index, graph, rank, render, the hooks' warnings). `IndexStore` is all of them:
 what `App` holds and the code map takes. They are declared here, below `search` and
 `codemap`, so those layers and `App` name an index without naming a backend;
-`tests/test_store_contract.py` runs the same operations on both.
+`tests/test_store_contract.py` runs the same operations on both. `AuditLog` is not part of
+the index: it is the audit chain, which lives beside it (a file of its own on SQLite,
+append-only tables on PostgreSQL).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
+from loremap.audit import Entry, Record, Stamp
 from loremap.model import Edge, IndexedNote, Note, NoteStamp
 from loremap.model.code import CodeFile, FileStamp
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
@@ -55,6 +58,18 @@ class Store(Protocol):
         ...
 
     def delete_note(self, note_id: str) -> None: ...
+
+    def erase_note(self, note_id: str) -> None:
+        """Remove every row of the note (inside `write()`): its index rows and vectors, and on
+        a shared database every text it had (versions included), leaving a tombstone that
+        says erased with the id and last hash only (`forget --erase`)."""
+        ...
+
+    def compact(self) -> list[str]:
+        """After an erasure has committed: free the erased bytes from the store's files where
+        it can (SQLite: the FTS segments merged, VACUUM, the WAL truncated; PostgreSQL:
+        VACUUM of the touched tables); what it could not do, as warnings."""
+        ...
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]: ...
@@ -259,3 +274,31 @@ class CodeStore(Protocol):
 
 class IndexStore(Store, SearchStore, CodeStore, Protocol):
     """A whole index: what `App` opens (SQLite or PostgreSQL) and the code map takes."""
+
+
+# Appends entries to the chain as records stamped alike; returns the records written.
+Append = Callable[[Sequence[Entry], Stamp], list[Record]]
+
+
+class AuditLog(Protocol):
+    """One audit chain (docs/audit.md): a project's, or the personal vault's. Records are
+    appended, never changed; `location` says where the chain is, for messages."""
+
+    location: str
+
+    def appending(self) -> AbstractContextManager[Append]:
+        """A block to append records in, entered around the index's write transaction and the
+        appender called inside it, so the records commit with the change: in the same
+        transaction on PostgreSQL; on SQLite in the chain's own file, whose transaction opens
+        at the append (which then waits for the chain's lock) and commits when the block
+        ends. Nothing is appended when the block fails."""
+        ...
+
+    def records(self, note: str | None = None, since: str | None = None) -> Iterator[Record]:
+        """The records, oldest first, with their payloads (None where erased); only those of
+        `note`, or at or after the time `since` (ISO 8601), when given."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the chain holds open (a connection of its own, if any)."""
+        ...

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 # (`conflict`), or on the base alone (`record`).
 UPLOAD, TOMBSTONE, WRITE, DELETE, CONFLICT, RECORD = (
     "upload", "tombstone", "write", "delete", "conflict", "record")
+# A note erased on the database (`forget --erase`): erased here too, by a push or a pull.
+ERASE = "erase"
 LOCAL, DATABASE = "local", "database"
 # Mass-delete guard: a sync deleting at least this many notes and more than this share of them.
 GUARD_COUNT = 25
@@ -88,11 +90,26 @@ def plan(direction: str, local: Mapping[str, LocalNote], base: Mapping[str, str]
         here = local.get(note_id)
         doc = remote.get(note_id)
         stored = base.get(note_id)
+        if doc is not None and doc.erased:
+            _erased(out, note_id, here, stored)
+            continue
         b = effective_base(here.hash if here else None, stored, doc, writer)
         decide(out, note_id, here, b, doc)
         if not any(s.id == note_id for s in out.steps[-1:]) and b != stored:
             out.steps.append(Step(note_id, RECORD, "", b))
     return out
+
+
+def _erased(out: Plan, note_id: str, here: LocalNote | None, stored: str | None) -> None:
+    """Trigger: the database's tombstone says the note was erased. Why: an erasure is of a
+    leaked secret or personal data; a copy kept here, or pushed back, would undo it. Outcome:
+    the file here is erased whatever its edits (its text is kept nowhere, not even as a
+    version), in either direction; the base forgets the note."""
+    if here is not None:
+        out.steps.append(Step(note_id, ERASE, "deleted", None,
+                              detail="erased on the database: erased here too"))
+    elif stored is not None:
+        out.steps.append(Step(note_id, RECORD, "", None))
 
 
 def effective_base(lh: str | None, b: str | None, doc: SharedDoc | None, writer: str = ""

@@ -10,8 +10,9 @@ Order of a push or a pull (a dry run or `status` stops after step 4 and takes no
    would cross over: a malformed file or one holding a secret is never uploaded, a database
    text that does not parse (or holds a secret) is never written into the repository;
 5. make the database's changes (uploads through the index, tombstones, the losers of
-   conflicts kept as previous versions) and commit: a lost connection rolls all of them back,
-   and nothing below runs;
+   conflicts kept as previous versions), append one audit record per note that moves (the
+   project's chain, in the same transaction: `Memory.recorded`) and commit: a lost connection
+   rolls all of them back, and nothing below runs;
 6. write and delete the note files, each atomically;
 7. record in the base what landed on both sides.
 """
@@ -36,6 +37,7 @@ from loremap.sync.plan import (
     CONFLICT,
     DATABASE,
     DELETE,
+    ERASE,
     LOCAL,
     TOMBSTONE,
     UPLOAD,
@@ -299,6 +301,8 @@ class Sync:
                             data.decode("utf-8"))
                         ready.append(_Ready(step._replace(base=shared.content_hash),
                                             local_text=text, remote=data, merged=shared))
+            elif step.op == ERASE:  # the text is read only to find its quotes, then erased
+                ready.append(_Ready(step, local_text=_raw_text(files[step.id])))
             else:
                 ready.append(_Ready(step))
             if progress is not None:
@@ -318,7 +322,7 @@ class Sync:
         with self.vault.lock():
             local, files, unread = self._local(report.warnings)
             base = self._base(report.warnings)
-            with self.store.write():
+            with self.memory.recorded([self.vault]) as write:
                 remote = self.store.docs()
                 plan_ = plan(direction, local, base.notes, remote, unread, self.store.writer)
                 refusal = guard(plan_, self._total(plan_, local, remote))
@@ -328,6 +332,12 @@ class Sync:
                                       _bar(bars, "checking notes"))
                 tick = _counter(_bar(bars, f"{direction}ing"), len(ready))
                 self._apply_database(ready, remote, tick)
+                for item in ready:
+                    if item.step.change:  # an erasure here is this clone's `erase` record
+                        write.record(self.vault.scope,
+                                     ERASE if item.step.op == ERASE else direction,
+                                     item.step.id, *_hashes(item, local, remote), _title(item),
+                                     _said(item.step))
             landed: dict[str, str | None] = {}
             failed = None
             for item in ready:
@@ -360,11 +370,14 @@ class Sync:
         with self.vault.lock():
             if self.vault.exists(note_id):
                 return True
-            doc = self.store.doc(note_id)
-            data = None if doc is None or doc.deleted else self._writable(doc, warnings)
-            if data is None:
-                return False
-            fs.atomic_write(self.vault.writable(note_id), data)
+            with self.memory.recorded([self.vault]) as write:
+                doc = self.store.doc(note_id)
+                data = None if doc is None or doc.deleted else self._writable(doc, warnings)
+                if doc is None or data is None:
+                    return False
+                write.record(self.vault.scope, "pull", note_id, "", doc.hash,
+                             detail="new: fetched to be changed here")
+                fs.atomic_write(self.vault.writable(note_id), data)
             base = self._base(warnings)
             base.update({note_id: content_hash(data)})
             base.save()
@@ -419,6 +432,8 @@ class Sync:
                 self.memory.index_loaded(item.loaded)
             elif step.op == TOMBSTONE:
                 store.delete_note(step.id)
+            elif step.op == ERASE:
+                store.erase_note(step.id)  # (done by the clone that erased it: no rows left)
             elif step.op == CONFLICT and step.winner == LOCAL and item.loaded is not None:
                 doc = remote[step.id]
                 store.put_doc(step.id, item.loaded.text, item.loaded.content_hash,
@@ -445,6 +460,9 @@ class Sync:
             fs.atomic_write(self.vault.writable(step.id), item.remote)
         elif step.op == DELETE:
             self.vault.delete(step.id)
+        elif step.op == ERASE:
+            self.vault.delete(step.id)
+            self.memory.scrub(step.id, [item.local_text or ""])
 
     # --- versions ---------------------------------------------------------------------------
 
@@ -460,6 +478,29 @@ class Sync:
         return doc, kept
 
 
+def _hashes(item: _Ready, local: Mapping[str, LocalNote], remote: Mapping[str, SharedDoc]
+            ) -> tuple[str, str]:
+    """A step's audit hashes: the text it replaces (the side it overwrites: the database's
+    for what goes up, this vault's for what comes down, the loser's in a conflict) and the
+    text both sides hold once it is done ("" for none)."""
+    step = item.step
+    doc = remote.get(step.id)
+    there = "" if doc is None or doc.deleted else doc.hash
+    here = local[step.id].hash if step.id in local else ""
+    replaced = there if step.op in (UPLOAD, TOMBSTONE) or step.winner == LOCAL else here
+    return replaced, step.base or ""
+
+
+def _title(item: _Ready) -> str:
+    """The title of the note a step moves, when this side has parsed it."""
+    loaded = item.merged or item.loaded
+    return "" if loaded is None else loaded.note.title
+
+
+def _said(step: Step) -> str:
+    return f"{step.change}: {step.detail}" if step.detail else step.change
+
+
 def _writes_file(item: _Ready) -> bool:
     """Whether a step writes a note file here: the database's text, or a conflict's winner
     with the loser's counts."""
@@ -470,7 +511,15 @@ def _writes_file(item: _Ready) -> bool:
 
 def _touches_files(item: _Ready) -> bool:
     """Whether a step writes or deletes a note file here (`Sync._apply_files`)."""
-    return _writes_file(item) or item.step.op == DELETE
+    return _writes_file(item) or item.step.op in (DELETE, ERASE)
+
+
+def _raw_text(file: NoteFile) -> str:
+    """A note file's text as it is (for the quotes of an erased note), "" when unreadable."""
+    try:
+        return fs.read_nofollow(file.path)[0].decode("utf-8", "replace")
+    except (OSError, UnsafePath):
+        return ""
 
 
 def _bar(bars: Bars | None, label: str) -> Progress | None:

@@ -32,7 +32,8 @@ class Mapped(NamedTuple):
 
 def module_page(app: App, module: str) -> ModulePage | None:
     """The page of `module` (a repository-relative folder), or None when it has none."""
-    from loremap.codemap.render import MODULES_DIR, module_slug
+    from loremap.codemap.render import MODULES_DIR
+    from loremap.model.code import module_slug
 
     module = module.strip("/")
     if app.loremap_dir is None or not module:

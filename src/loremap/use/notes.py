@@ -194,12 +194,27 @@ class Forgotten(NamedTuple):
     purged: bool
     path: str
     warnings: list[str]
+    erased: bool = False
+    scrubbed: tuple[str, ...] = ()  # files whose quotes of an erased note were removed
+
+    @property
+    def action(self) -> str:
+        return "erased" if self.erased else "purged" if self.purged else "archived"
 
 
 def forget(app: App, note_id: str, freshness: Freshness, reason: str | None = None,
-           purge: bool = False) -> Forgotten:
-    """Archive the note (kept in its file, never served as current), or purge it."""
+           purge: bool = False, erase: bool = False) -> Forgotten:
+    """Archive the note (kept in its file, never served as current), purge it, or erase it
+    completely (`erase`, which needs a `reason` and implies the purge: `Memory.erase`)."""
     note_id = check_id(note_id.strip())
+    if erase:
+        if not reason or not reason.strip():
+            raise InvalidInput("--erase needs --reason: say why the note is erased (kept in "
+                               "the audit record); nothing was changed")
+        warnings = refresh(app, freshness)
+        outcome = app.memory.erase(note_id, reason)
+        return Forgotten(note_id, True, outcome.paths[0], warnings + outcome.warnings, True,
+                         tuple(outcome.paths[1:]))
     warnings = refresh(app, freshness)
     if not any(v.exists(note_id) for v in app.memory.vaults):
         _fetch_shared(app, note_id, warnings)

@@ -30,6 +30,7 @@ import yaml
 
 from loremap.errors import InvalidInput, MalformedNote
 from loremap.model import Link, Note, NoteType, Relation, Source, Status, check_id
+from loremap.model.code import is_path_target, module_of, module_slug
 from loremap.vault.quoting import double_quoted
 
 try:
@@ -514,11 +515,21 @@ def render_frontmatter(note: Note) -> str:
 
 
 def links_section(note: Note) -> str:
-    """The `## Links` wikilink section mirroring the frontmatter (empty without links)."""
-    pairs = note.targets()
+    """The `## Links` wikilink section mirroring the frontmatter (empty without links or
+    files). A note is linked by its id; a path (a link's, or one of `files`) by the page of its
+    folder's module, shown as the path (`[[src--auth|src/auth/login.ts]]`), which resolves in
+    `.loremap/` opened as an Obsidian vault (codemap/render.py writes that page)."""
+    pairs = [*note.targets(), *(("file", path) for path in note.files)]
     if not pairs:
         return ""
-    return _LINKS_HEADING + "\n" + "".join(f"- {rel} [[{target}]]\n" for rel, target in pairs)
+    return _LINKS_HEADING + "\n" + "".join(f"- {rel} [[{_wikilink(target)}]]\n"
+                                            for rel, target in pairs)
+
+
+def _wikilink(target: str) -> str:
+    if not is_path_target(target):
+        return target
+    return f"{module_slug(module_of(target))}|{target}"
 
 
 def render_note(note: Note) -> tuple[str, int]:

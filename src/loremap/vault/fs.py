@@ -96,20 +96,24 @@ def check_write(path: Path, root: Path) -> None:
                          "(nothing was written; remove the link)")
 
 
-def read_nofollow(path: Path) -> tuple[bytes, os.stat_result]:
-    """The bytes and stat of the regular file `path`, never through a symlink (`UnsafePath`).
-
-    `O_NONBLOCK` keeps a FIFO from blocking the open; its fstat then refuses it.
-    """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+def _open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """`os.open` of `path` with `flags`, never through a symlink (`UnsafePath` naming it)."""
     try:
-        fd = os.open(path, flags)
+        return os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as exc:
         target = link_target(path) if exc.errno in (errno.ELOOP, errno.EMLINK) else None
         if target is None:
             raise
         raise UnsafePath(f"{path} is a symlink to {target}; loremap does not follow "
                          "links") from None
+
+
+def read_nofollow(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes and stat of the regular file `path`, never through a symlink (`UnsafePath`).
+
+    `O_NONBLOCK` keeps a FIFO from blocking the open; its fstat then refuses it.
+    """
+    fd = _open_nofollow(path, os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -199,15 +203,7 @@ def append_capped(path: Path, line: bytes, root: Path, max_bytes: int) -> None:
         check_folder(path.parent, root)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        target = link_target(path) if exc.errno in (errno.ELOOP, errno.EMLINK) else None
-        if target is None:
-            raise
-        raise UnsafePath(f"{path} is a symlink to {target}; loremap does not follow "
-                         "links") from None
+    fd = _open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnsafePath(f"{path} is not a regular file")

@@ -20,6 +20,10 @@ INDEX_FILE = "index.sqlite"
 # The personal notes' own index, in the user's cache folder: used outside any project, and
 # beside a shared database (whose projects never hold personal notes).
 PERSONAL_INDEX_FILE = "personal-index.sqlite"
+# This clone's audit chain: not derived (never rebuilt), and this clone's own record, so kept
+# out of git (docs/audit.md). A `.gitignore` made before it lacks these lines: doctor adds them.
+AUDIT_IGNORED = ("audit.sqlite", "audit.sqlite-*")
+_AUDIT_COMMENT = "# This clone's audit chain: not derived, never rebuilt, not shared through git.\n"
 GITIGNORE = """\
 # Derived by loremap; rebuilt from the notes with `loremap reindex`.
 index.sqlite
@@ -29,7 +33,7 @@ cache/
 logs/
 .lock
 .*.tmp
-"""
+""" + _AUDIT_COMMENT + "".join(f"{line}\n" for line in AUDIT_IGNORED)
 CONFIG_TEMPLATE = """\
 # loremap project settings (committed with the project).
 # Every setting and its environment variable: docs/settings.md in the loremap repository.
@@ -104,6 +108,25 @@ def scaffold(loremap_dir: Path) -> list[str]:
             atomic_write(path, content.encode("utf-8"), loremap_dir.parent)
             created.append(name)
     return created
+
+
+def unignored_audit(loremap_dir: Path) -> list[str]:
+    """The lines of `AUDIT_IGNORED` that `.loremap/.gitignore` lacks (none without the file:
+    `missing_parts` names it)."""
+    try:
+        present = set((loremap_dir / ".gitignore").read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line for line in AUDIT_IGNORED if line not in present]
+
+
+def ignore_audit(loremap_dir: Path, lines: list[str]) -> None:
+    """Add `lines` to the end of `.loremap/.gitignore`, keeping what it holds."""
+    path = loremap_dir / ".gitignore"
+    text = path.read_text(encoding="utf-8")
+    text += ("" if not text or text.endswith("\n") else "\n") + _AUDIT_COMMENT + \
+        "".join(f"{line}\n" for line in lines)
+    atomic_write(path, text.encode("utf-8"), loremap_dir.parent)
 
 
 def missing_parts(loremap_dir: Path) -> list[str]:

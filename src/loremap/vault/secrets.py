@@ -143,6 +143,8 @@ _OPENAI = re.compile(
 )
 _GOOGLE = re.compile(r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")
 _NPM = re.compile(r"npm_[A-Za-z0-9]{36}\b")
+# A key of `loremap serve --http --tokens` (use/keys.py: "lmk_" and 32 random bytes, base64url).
+_LOREMAP = re.compile(r"lmk_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
 _URL_PASSWORD = re.compile(  # the scheme is checked by the look-behind, not matched
     r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s:/?#@'\"<>\[\]]*)"
@@ -338,6 +340,7 @@ _RULES = (
     _Rule("OpenAI API key", _OPENAI, _has_digit_and_random, word_start=True),
     _Rule("Google API key", _GOOGLE, _looks_random, word_start=True),
     _Rule("npm token", _NPM, _looks_random, word_start=True),
+    _Rule("loremap server token", _LOREMAP, _looks_random, word_start=True),
     _Rule("JSON Web Token", _JWT, _always, word_start=True),
     _Rule("Azure storage key", _AZURE_KEY, _looks_random, groups=("secret",)),
     _Rule("Google OAuth client secret", _GOOGLE_OAUTH, _looks_random, word_start=True),

@@ -15,7 +15,7 @@ PORT = 8765  # `loremap dashboard`'s default port
 def serve(use: Use, environ: Mapping[str, str], host: str, port: int, token: str,
           extra_hosts: list[str], ready: Callable[[int], None] | None = None) -> None:
     """Serve the dashboard until SIGINT/SIGTERM; `ready(port)` once it accepts."""
-    check_bind(host, token)
+    check_bind(host, bool(token))
     sock = bind(host, port)
     app = make_app(use, environ, token, allowed_hosts(host, extra_hosts))
     run(app, host, port, ready, sock)
@@ -24,7 +24,7 @@ def serve(use: Use, environ: Mapping[str, str], host: str, port: int, token: str
 def listen(use: Use, environ: Mapping[str, str], host: str, port: int, token: str,
            extra_hosts: list[str]) -> Running:
     """The same dashboard on a thread (the daemon's); `UserError` when it cannot listen."""
-    check_bind(host, token)
+    check_bind(host, bool(token))
     sock = bind(host, port)
     app = make_app(use, environ, token, allowed_hosts(host, extra_hosts))
     try:

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         raise NotFound("no loremap project here: run `loremap init` in the repository")
     host = args.host.strip().strip("[]") or "127.0.0.1"
     token = os.environ.get("LOREMAP_HTTP_TOKEN", "").strip()
-    check_bind(host, token)
+    check_bind(host, bool(token))
     hosts = list(project_settings(root, os.environ).get_list("serve.allowed_hosts"))
 
     def ready(bound: int) -> None:

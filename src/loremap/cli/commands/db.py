@@ -127,7 +127,8 @@ def _secure(conn: Conn, url: str, args: argparse.Namespace) -> int:
     runtime_url = public_url(url, role)
     if args.json:
         emit_json({"role": role, "created": created, "password_set": password is not None,
-                   "tables": list(schema.TABLES), "policy": admin.POLICY, "url": runtime_url})
+                   "tables": [*schema.TABLES, *schema.AUDIT_TABLES], "policy": admin.POLICY,
+                   "url": runtime_url})
         return 0
     if created and password is None:
         warn([f"{role} has no password: it can log in only where the server trusts the "
@@ -135,7 +136,8 @@ def _secure(conn: Conn, url: str, args: argparse.Namespace) -> int:
     lines([f"role {role}: {'created' if created else 'updated'}"
            + (f", password from ${args.password_env}" if password is not None else ""),
            f"granted: connect, temporary tables, read and write on "
-           f"{count(len(schema.TABLES), 'table')}, read on loremap_migrations, "
+           f"{count(len(schema.TABLES), 'table')}, read and append on the audit chain's "
+           f"{len(schema.AUDIT_TABLES)}, read on loremap_migrations, "
            "execute on loremap_vector_index and loremap_analyze",
            f"row-level security on every table (policy {admin.POLICY}): a session sees only the "
            "project it names",

@@ -105,7 +105,8 @@ def status(conn: Conn) -> dict[str, Any]:
                           ).fetchone()
     tables = conn.execute(
         "SELECT c.relrowsecurity, pg_get_userbyid(c.relowner) FROM unnest(%s::text[]) AS t "
-        "JOIN pg_class c ON c.oid = to_regclass(t)", (list(schema.TABLES),)).fetchall()
+        "JOIN pg_class c ON c.oid = to_regclass(t)",
+        ([*schema.TABLES, *schema.AUDIT_TABLES],)).fetchall()
     secured = {bool(row[0]) for row in tables}
     rls = None if not tables else "on" if secured == {True} else \
         "off" if secured == {False} else "partial"
@@ -189,17 +190,19 @@ def ensure_role(conn: Conn, role: str, password: str | None) -> bool:
 
 def grant(conn: Conn, role: str) -> None:
     """Exactly: connect and temporary tables (bulk writes are staged in one: COPY FROM is
-    refused under row-level security), the schema, read and write on the tables, read on the
-    migrations, the owner's functions (vector indexes, ANALYZE), the tables' identity
-    sequences."""
+    refused under row-level security), the schema, read and write on the index's tables, read
+    and append on the audit chain's (`schema.AUDIT_TABLES`: never UPDATE, never DELETE of a
+    record), read on the migrations, the owner's functions (vector indexes, ANALYZE), the
+    tables' identity sequences."""
     from psycopg import sql
 
     who = sql.Identifier(role)
     tables = sql.SQL(", ").join(sql.Identifier(t) for t in schema.TABLES)
+    audit = sql.SQL(", ").join(sql.Identifier(t) for t in schema.AUDIT_TABLES)
     (namespace,) = _one(conn, "SELECT relnamespace::regnamespace::text FROM pg_class "
                               "WHERE oid = to_regclass('nodes')")
     for statement, names in (
-        ("REVOKE ALL ON {}, loremap_migrations FROM {}", (tables, who)),
+        ("REVOKE ALL ON {}, {}, loremap_migrations FROM {}", (tables, audit, who)),
         ("GRANT CONNECT, TEMPORARY ON DATABASE {} TO {}",
          (sql.Identifier(conn.info.dbname), who)),
         ("GRANT USAGE ON SCHEMA {} TO {}", (sql.Identifier(namespace), who)),
@@ -207,6 +210,9 @@ def grant(conn: Conn, role: str) -> None:
         ("GRANT SELECT ON loremap_migrations TO {}", (who,)),
     ):
         conn.execute(sql.SQL(statement).format(*names))
+    for table, privileges in schema.AUDIT_TABLES.items():
+        conn.execute(sql.SQL(f"GRANT {', '.join(privileges)} ON {{}} TO {{}}").format(
+            sql.Identifier(table), who))
     for function in schema.FUNCTIONS:
         conn.execute(sql.SQL(f"REVOKE ALL ON FUNCTION {function} FROM {{}}").format(who))
         conn.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {function} TO {{}}").format(who))
@@ -224,18 +230,30 @@ def grant(conn: Conn, role: str) -> None:
 
 
 def enable_policies(conn: Conn) -> None:
-    """Row-level security on every table, with one policy keyed on the session's project.
+    """Row-level security on every table, with one policy keyed on the session's project; on
+    the audit chain's tables, one per command it may run (`schema.AUDIT_TABLES`), so an
+    UPDATE or a DELETE of a record finds no row even were it granted.
 
     Not FORCEd: the owner, who runs `loremap db migrate`, still sees every project.
     Dropped and recreated, so running `secure` again changes nothing.
     """
     from psycopg import sql
 
-    for table in schema.TABLES:
+    for table in (*schema.TABLES, *schema.AUDIT_TABLES):
         name = sql.Identifier(table)
         conn.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name))
-        conn.execute(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(sql.Identifier(POLICY),
-                                                                      name))
-        conn.execute(sql.SQL(f"CREATE POLICY {{}} ON {{}} USING (project = {_PROJECT}) "
-                             f"WITH CHECK (project = {_PROJECT})").format(
-            sql.Identifier(POLICY), name))
+        commands = schema.AUDIT_TABLES.get(table, ("ALL",))
+        for command in dict.fromkeys(("ALL", *commands)):
+            conn.execute(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(
+                sql.Identifier(_policy(command)), name))
+        for command in commands:
+            using = "" if command == "INSERT" else f" USING (project = {_PROJECT})"
+            check = "" if command in ("SELECT", "DELETE") else \
+                f" WITH CHECK (project = {_PROJECT})"
+            conn.execute(sql.SQL(f"CREATE POLICY {{}} ON {{}} FOR {command}{using}{check}"
+                                 ).format(sql.Identifier(_policy(command)), name))
+
+
+def _policy(command: str) -> str:
+    """The policy of `command` on a table: `loremap_project` for all of them."""
+    return POLICY if command == "ALL" else f"{POLICY}_{command.lower()}"

@@ -18,7 +18,8 @@ from typing import Any
 
 from loremap.errors import SchemaTooNew
 
-# The tables of a shared memory, in the order they are dropped; each has a `project` column.
+# The tables of a shared memory's index, in the order they are dropped; each has a `project`
+# column. (The audit chain's, `AUDIT_TABLES`, are not among them: nothing drops or clears them.)
 TABLES = ("vectors", "vector_models", "section_postings", "sections", "postings", "refs",
           "symbols", "files", "edges", "note_versions", "note_docs", "nodes", "counters", "meta")
 
@@ -247,9 +248,76 @@ def _m5_track_record_and_errors(conn: Any) -> None:
                  "WHERE command IS NOT NULL")
 
 
+# The audit chain's tables (never dropped nor cleared: they are not derived) and what the
+# runtime role of `loremap db secure` may do on each: append and read; a payload also goes
+# when an erasure of its note is recorded before it (the trigger checks it).
+AUDIT_TABLES = {"audit_log": ("SELECT", "INSERT"),
+                "audit_payloads": ("SELECT", "INSERT", "DELETE")}
+AUDIT_MAINTENANCE = "loremap.audit_maintenance"
+
+
+def _m6_audit(conn: Any) -> None:
+    """The audit chain (`audit/chain.py`): `audit_log`, one row per record keyed by (project,
+    seq), and `audit_payloads`, each record's erasable title and detail with their salt.
+
+    Append-only for everyone: the runtime role is granted no UPDATE or DELETE on `audit_log`
+    (`admin.grant`), row-level security gives it no policy for them, and a trigger refuses
+    UPDATE, DELETE and TRUNCATE even to the owner and superusers unless the session says
+    `SET loremap.audit_maintenance = on` (a setting any role may set, which is why the grants
+    and policies are what bind the runtime role). A payload may be deleted once a later
+    `erase` record of its note is in the chain, and changed never. The trigger functions name
+    the tables with their schema: they run as the caller, whose temporary tables come first
+    in the search path.
+    """
+    from psycopg import sql
+
+    from loremap.audit.chain import COLUMNS
+
+    columns = ", ".join(f"{c} {'bigint' if c == 'seq' else 'text'} NOT NULL" for c in COLUMNS)
+    conn.execute(f"CREATE TABLE audit_log ({columns}, PRIMARY KEY (project, seq))")
+    conn.execute("CREATE INDEX audit_log_note ON audit_log (project, note, seq)")
+    conn.execute("CREATE INDEX audit_log_at ON audit_log (project, at)")
+    conn.execute("CREATE TABLE audit_payloads (project text NOT NULL, seq bigint NOT NULL, "
+                 "salt text NOT NULL, payload text NOT NULL, PRIMARY KEY (project, seq))")
+    (schema,) = conn.execute("SELECT relnamespace::regnamespace::text FROM pg_class "
+                             "WHERE oid = to_regclass('audit_log')").fetchone()
+    maintenance = sql.Literal(AUDIT_MAINTENANCE)
+    header = "RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $body$ "
+    refuse = ("RAISE EXCEPTION 'loremap: % on % refused: the audit log is append-only (for "
+              "maintenance: SET {} = on)', TG_OP, TG_TABLE_NAME "
+              "USING ERRCODE = 'insufficient_privilege'; ")
+    conn.execute(sql.SQL(
+        "CREATE FUNCTION loremap_audit_append_only() " + header +
+        "BEGIN IF current_setting({}, true) = 'on' THEN "
+        "RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END; END IF; " + refuse +
+        "END $body$").format(maintenance, sql.SQL(AUDIT_MAINTENANCE)))
+    conn.execute(sql.SQL(
+        "CREATE FUNCTION loremap_audit_payload_kept() " + header +
+        "BEGIN IF current_setting({}, true) = 'on' THEN "
+        "RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END; END IF; "
+        "IF TG_OP = 'DELETE' AND EXISTS (SELECT 1 FROM {}.audit_log r JOIN {}.audit_log e "
+        "ON e.project = r.project AND e.note = r.note AND e.op = 'erase' AND e.seq > r.seq "
+        "WHERE r.project = OLD.project AND r.seq = OLD.seq) THEN RETURN OLD; END IF; "
+        + refuse + "END $body$").format(maintenance, sql.Identifier(schema),
+                                         sql.Identifier(schema), sql.SQL(AUDIT_MAINTENANCE)))
+    for table, function in (("audit_log", "loremap_audit_append_only"),
+                            ("audit_payloads", "loremap_audit_payload_kept")):
+        conn.execute(f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+                     f"FOR EACH ROW EXECUTE FUNCTION {function}()")
+        conn.execute(f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+                     f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()")
+
+
+def _m7_erased_tombstones(conn: Any) -> None:
+    """A tombstone says whether the note was erased (`forget --erase`): its texts are gone
+    from the database, and every clone that syncs erases its own copy, edited or not."""
+    conn.execute("ALTER TABLE note_docs ADD COLUMN erased boolean NOT NULL DEFAULT false")
+
+
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
                                                  _m3_owner_functions, _m4_vector_chunks,
-                                                 _m5_track_record_and_errors)
+                                                 _m5_track_record_and_errors, _m6_audit,
+                                                 _m7_erased_tombstones)
 
 
 def current_version(conn: Any) -> int:

@@ -49,6 +49,7 @@ class SharedDoc(NamedTuple):
     version: int
     updated_at: str  # ISO 8601, UTC
     updated_by: str
+    erased: bool = False  # a tombstone of `forget --erase`: no text, and every clone erases it
 
 
 class KeptVersion(NamedTuple):
@@ -451,7 +452,8 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
         """Every note text of the project, tombstones included."""
         rows = self.execute(
             "SELECT id, text, hash, deleted, version, to_char(updated_at AT TIME ZONE 'UTC', "
-            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by FROM note_docs WHERE project = %s",
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by, erased FROM note_docs "
+            "WHERE project = %s",
             (self.project,))
         return {r[0]: SharedDoc(*r) for r in rows}
 
@@ -459,7 +461,7 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
         """One note's text as the database holds it (a tombstone included), or None."""
         row = self.execute(
             "SELECT id, text, hash, deleted, version, to_char(updated_at AT TIME ZONE 'UTC', "
-            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by FROM note_docs WHERE "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), updated_by, erased FROM note_docs WHERE "
             "project = %s AND id = %s", (self.project, note_id)).fetchone()
         return None if row is None else SharedDoc(*row)
 
@@ -483,7 +485,7 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
                          "%s)", (self.project, note_id, text, content_hash, edited, self.writer))
             return 1
         self.keep_version(note_id, reason)
-        self.execute("UPDATE note_docs SET text = %s, hash = %s, deleted = false, "
+        self.execute("UPDATE note_docs SET text = %s, hash = %s, deleted = false, erased = false, "
                       "version = version + 1, updated_at = least(coalesce(%s, now()), now()), "
                       "updated_by = %s WHERE project = %s AND id = %s",
                       (text, content_hash, edited, self.writer, self.project, note_id))
@@ -515,6 +517,42 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
         self.execute("UPDATE note_docs SET deleted = true, version = version + 1, "
                      "updated_at = now(), updated_by = %s WHERE project = %s AND id = %s",
                      (self.writer, self.project, note_id))
+
+    def erase_note(self, note_id: str) -> None:
+        """Every row of the note goes: its node, postings, edges and vectors, every earlier
+        text in `note_versions`; `note_docs` keeps a tombstone with the id, the last hash and
+        `erased` (the other clones erase their copies when they sync), its text emptied."""
+        self.drop_node(note_id)
+        self.execute("DELETE FROM edges WHERE project = %s AND src = %s AND origin IN "
+                     "('declared', 'files')", (self.project, note_id))
+        self.execute("DELETE FROM note_versions WHERE project = %s AND id = %s",
+                     (self.project, note_id))
+        self.execute("UPDATE note_docs SET text = '', deleted = true, erased = true, "
+                     "version = version + 1, updated_at = now(), updated_by = %s "
+                     "WHERE project = %s AND id = %s", (self.writer, self.project, note_id))
+
+    # The tables an erasure deletes rows of (VACUUM frees their dead tuples).
+    ERASED_TABLES = ("nodes", "postings", "edges", "vectors", "note_docs", "note_versions",
+                     "audit_payloads")
+
+    def compact(self) -> list[str]:
+        """VACUUM the tables an erasure touched, when this role owns them (a dead tuple keeps
+        its bytes in the table's pages until VACUUM reclaims the space); otherwise say so."""
+        tables = list(self.ERASED_TABLES)
+        try:
+            (owned,) = self.execute(
+                "SELECT coalesce(bool_and(pg_has_role(c.relowner, 'USAGE')), false) "
+                "FROM pg_class c WHERE c.oid = ANY (%s::regclass[])", (tables,)).fetchone()
+            if owned:
+                self.execute(f"VACUUM {', '.join(tables)}")
+        except (StoreError, psycopg.Error) as exc:
+            return [f"VACUUM of the erased rows' tables failed ({first_line(exc)}); until one "
+                    "runs, their pages keep the bytes of the deleted rows (docs/postgres.md)"]
+        if not owned:
+            return [f"{describe(self.url)}: this role does not own loremap's tables, so the "
+                    f"erased rows' bytes stay in their pages until the owner (or autovacuum) "
+                    f"runs VACUUM {', '.join(tables)} (docs/postgres.md)"]
+        return []
 
     def versions(self, note_id: str) -> list[KeptVersion]:
         rows = self.execute(

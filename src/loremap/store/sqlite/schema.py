@@ -172,8 +172,22 @@ def _m5_track_record_and_errors(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX nodes_command ON nodes(command) WHERE command IS NOT NULL")
 
 
+def _m6_audit(conn: sqlite3.Connection) -> None:
+    """Schema 6 is the audit chain, which on SQLite lives in a file of its own
+    (`store/sqlite/audit.py`), never in this index: an index is derived, dropped by `reindex`
+    and set aside when damaged, and the chain is not derived. Nothing changes here; the
+    version says that this index was opened by a loremap that records every change, and keeps
+    one schema number for both stores (PostgreSQL's migration 6 makes the audit tables)."""
+
+
+def _m7_erased_tombstones(conn: sqlite3.Connection) -> None:
+    """Schema 7 marks erased tombstones on a shared database (`note_docs.erased`); a SQLite
+    index keeps no tombstones, so nothing changes here: one schema number for both stores."""
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    _m1_initial, _m2_code_map, _m3_search, _m4_vector_chunks, _m5_track_record_and_errors)
+    _m1_initial, _m2_code_map, _m3_search, _m4_vector_chunks, _m5_track_record_and_errors,
+    _m6_audit, _m7_erased_tombstones)
 
 
 def current_version(conn: sqlite3.Connection) -> int:

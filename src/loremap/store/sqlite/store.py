@@ -157,6 +157,9 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
             c.execute("PRAGMA journal_mode = WAL")
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
+        # Freed pages and deleted cells are zeroed: a replaced or forgotten note's text does
+        # not linger in the file's free space (`forget --erase` relies on it).
+        c.execute("PRAGMA secure_delete = ON")
         version = schema.current_version(c)
         if version > len(schema.MIGRATIONS):
             schema.migrate(c)  # raises StoreError naming both versions
@@ -272,6 +275,27 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
         c.execute("DELETE FROM edges WHERE src = ? AND origin IN ('declared', 'files')",
                   (note_id,))
         c.execute("DELETE FROM vectors WHERE id = ?", (note_id,))
+
+    def erase_note(self, note_id: str) -> None:
+        """`delete_note`, then the FTS index merged into one segment: a deleted row's tokens
+        stay in the older segments (a delete only adds a marker) until they are merged."""
+        self.delete_note(note_id)
+        self.conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+
+    def compact(self) -> list[str]:
+        """VACUUM (an index written before secure_delete was on may hold old text in its free
+        pages), then the WAL checkpointed and truncated (it holds the pages as they were)."""
+        try:
+            self.conn.execute("VACUUM")
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.Error as exc:
+            return [f"the index {self.location} could not be compacted ({exc}): its free pages "
+                    "may still hold the erased text; run `loremap reindex`"]
+        self._vector_cache = None
+        if busy:
+            return [f"the index's WAL ({self.location}-wal) is held open by another process: "
+                    "it may hold the erased text until that process ends"]
+        return []
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = (),
                    scope: str | None = None) -> list[IndexedNote]:
