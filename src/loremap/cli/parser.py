@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "check the vault, the index, the agents' wiring and the daemon; --fix repairs",
     "audit": "the tamper-evident record of every change to the notes: log, verify",
     "serve": "run the MCP server for agents (stdio; --http HOST:PORT for a shared daemon)",
+    "dashboard": "see the memory in a browser: graph, search, health, timeline, tokens",
     "xray": "where an agent's tokens went, and what early compaction and trimming would save",
     "hooks": "install or remove loremap's hooks and MCP server in Claude Code's settings",
     "compaction": "show or set when Claude Code compacts a session (with a backup; --undo)",
@@ -443,6 +444,15 @@ def _serve(p: argparse.ArgumentParser) -> None:
         add_argument("name", help="the key's name")
 
 
+def _dashboard(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=_positive, default=8765, metavar="N",
+                   help="the port to listen on (default 8765; 0: any free port)")
+    p.add_argument("--host", default="127.0.0.1", metavar="H",
+                   help="the address to listen on (default 127.0.0.1; any other needs "
+                        "LOREMAP_HTTP_TOKEN)")
+    p.add_argument("--open", action="store_true", help="open it in the default browser")
+
+
 def _daemon(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("start", "stop", "status", "run", "units"),
                    help="start: in the background (a hook or `loremap serve` also starts it on "
@@ -480,6 +490,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
                                        help="repair what can be repaired"),
     "audit": _audit,
     "serve": _serve,
+    "dashboard": _dashboard,
     "xray": _xray,
     "hooks": _hooks,
     "compaction": _compaction,

@@ -203,6 +203,8 @@ class _Handler(socketserver.StreamRequestHandler):
             self._mcp(request, env)
         elif op == "http":
             self._http(request, env)
+        elif op == "dashboard":
+            self._dashboard(request, env)
         elif op == "cli":
             self._cli(request, env)
         else:
@@ -291,6 +293,40 @@ class _Handler(socketserver.StreamRequestHandler):
         finally:
             listener.stop()
             log.info("HTTP on %s:%d stopped", request["host"], listener.port)
+
+    def _dashboard(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
+        """`loremap dashboard` on this daemon, over its warm Apps: like `serve --http`, the
+        listener lives as long as the connection of the process that asked for it."""
+        from loremap.errors import UserError
+        from loremap.mcp.projects import Projects
+        from loremap.web.serve import listen
+
+        cwd, host, token, port = (request.get(k) for k in ("cwd", "host", "token", "port"))
+        hosts = request.get("allowed_hosts")
+        if not all(isinstance(v, str) for v in (cwd, host, token)) or not isinstance(
+                port, int) or isinstance(port, bool) or not isinstance(hosts, list) or \
+                not all(isinstance(h, str) for h in hosts) or not os.path.isdir(str(cwd)):
+            self._answer({"ok": False, "error": "bad request: cwd (a folder), host and token "
+                          "are strings, port a number, allowed_hosts a list"})
+            return
+        projects = Projects(Path(str(cwd)), env, lender=self.server.warm.use)
+        try:
+            running = listen(projects.use, env, str(host), port, str(token),
+                             [str(h) for h in hosts])
+        except UserError as exc:
+            projects.close()
+            self._answer({"ok": False, "error": str(exc)})
+            return
+        log.info("dashboard on %s:%d for %s", host, running.port, cwd)
+        try:
+            self._answer({"ok": True, "port": running.port})
+            self.connection.settimeout(None)
+            while self.rfile.read(65536):
+                pass
+        finally:
+            running.stop()
+            projects.close()
+            log.info("dashboard on %s:%d stopped", host, running.port)
 
     def _mcp(self, request: Mapping[str, Any], env: dict[str, str]) -> None:
         from loremap.daemon.session import serve_session

@@ -1,6 +1,7 @@
 """`loremap serve --http`: one daemon for many clients, over MCP's streamable HTTP.
 
-The rules, in the order a request meets them:
+The rules, in the order a request meets them (the Host, Origin, bearer and bind rules are
+`loremap.listener`'s, which the dashboard follows too):
 - the Host header must name this server (DNS rebinding: a web page whose name resolves to
   127.0.0.1 must not reach the memory), and a browser's Origin must be one of those hosts;
 - with a tokens file (`--tokens FILE`, `use/keys.py`) or `LOREMAP_HTTP_TOKEN`, every request
@@ -23,17 +24,16 @@ the end on their threads, so no write is cut in half) and then closes the indexe
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, NamedTuple
 
-from loremap import __version__
+from loremap import __version__, listener
 from loremap.actor import Caller, acting
 from loremap.errors import InvalidInput, UserError
+from loremap.listener import allowed_hosts, bearer, on_thread, refusal, respond, run
 from loremap.mcp.projects import Projects
 from loremap.mcp.server import build_server
 from loremap.use.keys import Keyring, Unreadable
@@ -46,7 +46,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 RETRY_AFTER_MAX_S = 60  # the Retry-After of a refused session: the idle expiry, at most this
 SHUTDOWN_WAIT_S = 30.0  # how long a stop waits for the tool calls in flight to answer
 
@@ -92,55 +91,11 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, number
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, keys: Keyring | None) -> None:
     """Refuse to listen beyond this machine without a key."""
-    if not is_loopback(host) and keys is None:
-        raise UserError(f"refusing to listen on {host} without a token: give a tokens file "
-                        "(--tokens FILE, made with `loremap serve token add`) or set "
-                        "LOREMAP_HTTP_TOKEN (clients send it as 'Authorization: Bearer "
-                        "<token>'), or bind 127.0.0.1")
-
-
-def allowed_hosts(host: str, extra: list[str]) -> frozenset[str] | None:
-    """The host names accepted in Host and Origin (any port: DNS rebinding is about the
-    name), or None for any (a wildcard bind with a token and no list: the token is what guards
-    it, and the names the machine answers to are unknown here)."""
-    if host in ("0.0.0.0", "::") and not extra:
-        return None
-    return frozenset(name.strip().strip("[]").lower()
-                     for name in (*LOOPBACK_NAMES, host, *extra) if name.strip())
-
-
-def host_name(value: str) -> str:
-    """The name in a Host header or an Origin's authority: 'h:1' -> 'h', '[::1]:1' -> '::1'."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1:].partition("]")[0]
-    return value.rpartition(":")[0] if value.count(":") == 1 else value
-
-
-def _bearer(header: str) -> str:
-    """The token of an `Authorization: Bearer <token>` header ('' for any other)."""
-    scheme, _, value = header.partition(" ")
-    return value.strip() if scheme.lower() == "bearer" else ""
-
-
-async def _respond(send: Send, status: int, body: dict[str, Any],
-                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = json.dumps(body).encode("utf-8")
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-        *(headers or [])]})
-    await send({"type": "http.response.body", "body": data})
+    listener.check_bind(host, keys is not None, "give a tokens file (--tokens FILE, made with "
+                        "`loremap serve token add`) or set LOREMAP_HTTP_TOKEN (clients send it "
+                        "as 'Authorization: Bearer <token>')")
 
 
 class Guard:
@@ -162,14 +117,9 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
-        host = headers.get("host", "")
-        if self.hosts is not None and host_name(host) not in self.hosts:
-            await _respond(send, 421, {"error": f"host {host!r} is not served here"})
-            return
-        origin = headers.get("origin")
-        if origin is not None and self.hosts is not None and \
-                host_name(origin.partition("://")[2].partition("/")[0]) not in self.hosts:
-            await _respond(send, 403, {"error": f"origin {origin!r} is not allowed"})
+        refused = refusal(headers, self.hosts)
+        if refused is not None:
+            await respond(send, refused[0], {"error": refused[1]})
             return
         if scope["path"] == "/health" and scope["method"] == "GET":
             await self._health(send)
@@ -177,15 +127,15 @@ class Guard:
         caller: Caller | None = None
         if self.keys is not None:
             try:
-                caller = self.keys.caller(_bearer(headers.get("authorization", "")))
+                caller = self.keys.caller(bearer(headers.get("authorization", "")))
             except Unreadable:  # logged by the keyring; its path is not for the caller
-                await _respond(send, 503, {"error": "the server's tokens file cannot be read "
-                                                    "now: every request is refused until it "
-                                                    "is fixed"})
+                await respond(send, 503, {"error": "the server's tokens file cannot be read "
+                                                   "now: every request is refused until it "
+                                                   "is fixed"})
                 return
             if caller is None:
-                await _respond(send, 401, {"error": "missing or wrong bearer token"},
-                               [(b"www-authenticate", b'Bearer realm="loremap"')])
+                await respond(send, 401, {"error": "missing or wrong bearer token"},
+                              [(b"www-authenticate", b'Bearer realm="loremap"')])
                 return
         with acting(caller):  # the SDK runs the handler in this request's context
             await self.inner(scope, receive, self._hinted(send))
@@ -203,7 +153,7 @@ class Guard:
         import anyio.to_thread
 
         store = await anyio.to_thread.run_sync(self.projects.default_health)
-        await _respond(send, 200 if store == "ok" else 503, {
+        await respond(send, 200 if store == "ok" else 503, {
             "status": "ok" if store == "ok" else "degraded", "version": __version__,
             "uptime_s": round(time.monotonic() - self.started, 1), "store": store})
 
@@ -227,27 +177,10 @@ def serve(projects: Projects, profile: str, host: str, port: int, keys: Keyring 
           extra_hosts: list[str], max_bytes: int, limits: SessionLimits,
           ready: Callable[[int], None] | None = None) -> None:
     """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
-    import anyio
-
     check_bind(host, keys)
     app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
-    server = _uvicorn(app, host, port)
-
-    async def main() -> None:
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve)
-            while not server.started:
-                if server.should_exit:
-                    return
-                await anyio.sleep(0.02)
-            if ready is not None:
-                bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-                ready(int(bound))
-
     try:
-        anyio.run(main)
-    except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
-        raise UserError(f"cannot listen on {host}:{port} (see the message above)") from None
+        run(app, host, port, ready, drain=_drain)
     finally:
         projects.close()
 
@@ -272,67 +205,19 @@ def listen(projects: Projects, profile: str, host: str, port: int, keys: Keyring
            extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> Listener:
     """The same server as `serve`, listening on a thread: what the daemon runs for `loremap
     serve --http`. `UserError` when the address cannot be bound."""
-    import threading
-
-    import anyio
-
     check_bind(host, keys)
     app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
-    server = _uvicorn(app, host, port)
-
-    def run() -> None:
-        try:
-            anyio.run(server.serve)
-        except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
-            pass
-
-    thread = threading.Thread(target=run, daemon=True, name=f"http {host}:{port}")
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.02)
-    if not server.started:
+    try:
+        running = on_thread(app, host, port, drain=_drain)
+    except UserError:
         projects.close()
-        raise UserError(f"cannot listen on {host}:{port} (the address is in use, or not this "
-                        "machine's)")
-    bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-    return Listener(int(bound), server, thread, projects)
+        raise
+    return Listener(running.port, running.server, running.thread, projects)
 
 
-def _uvicorn(app: ASGIApp, host: str, port: int) -> Any:
-    """A uvicorn server that stops gracefully on SIGINT/SIGTERM and then returns (uvicorn
-    re-raises the signal after its shutdown, which would kill us before the indexes close)."""
-    import contextlib
-    import signal
-    import threading
+def _drain() -> None:
+    """Before a stop: wait for the tool calls in flight to answer (`server.CALLS`)."""
+    from loremap.mcp.server import CALLS
 
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            """Stop once the tool calls in flight have answered (`server.CALLS`), on a thread:
-            a signal handler must not block."""
-            from loremap.mcp.server import CALLS
-
-            def later() -> None:
-                if CALLS.idle(SHUTDOWN_WAIT_S):
-                    time.sleep(0.2)  # the last answer leaves through its stream
-                uvicorn.Server.handle_exit(self, sig, frame)
-
-            threading.Thread(target=later, name="loremap-stop", daemon=True).start()
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            signals = (signal.SIGINT, signal.SIGTERM)
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=30, access_log=False)
-    return Server(config)
+    if CALLS.idle(SHUTDOWN_WAIT_S):
+        time.sleep(0.2)  # the last answer leaves through its stream

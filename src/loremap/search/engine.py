@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
@@ -93,6 +93,13 @@ class Candidates(NamedTuple):
     symbols: dict[str, list[SymbolRow]]
     text: set[str] = set()  # ids the text lists (bm25, notes, sections) found
     closest: float = 0.0  # the best cosine of the vector list's nodes (0: no vectors)
+    lists: Mapping[str, Sequence[str]] = {}  # each candidate list's ids, best first
+
+    def placed(self, node_id: str) -> tuple[tuple[str, int], ...]:
+        """The candidate lists holding `node_id`, each with its rank there (1 the best): what
+        a person asks of an item to see why it came (the dashboard's search shows it)."""
+        return tuple((name, list(ids).index(node_id) + 1)
+                     for name, ids in self.lists.items() if node_id in ids)
 
 
 class Signal(NamedTuple):
@@ -494,7 +501,8 @@ class Engine:
             fused = mmr(fused, self._similarity(rows), self.config.mmr, self.config.pool)
         return Candidates(fused, rows, why, q, {h.id for h in hits}, symbols,
                           {*lists["bm25"], *lists["sections"], *lists["notes"]},
-                          max((near[i] for i in vectors), default=0.0))
+                          max((near[i] for i in vectors), default=0.0),
+                          {name: ids for name, ids in lists.items() if ids})
 
     def _aside(self, fused: list[tuple[str, float]], rows: dict[str, NodeRow], q: QueryTerms
                ) -> list[tuple[str, float]]:
@@ -564,7 +572,7 @@ class Engine:
                 if render_items else {})
         return [self._item(node_id, score, c.rows[node_id], c.why.get(node_id, []), c.query,
                            c.symbols, held.get(node_id, set()), defs.get(node_id, []),
-                           render_items)
+                           render_items)._replace(lists=c.placed(node_id))
                 for node_id, score in ranked]
 
     def _item(self, node_id: str, score: float, row: NodeRow, reasons: list[str],
@@ -650,7 +658,8 @@ class Engine:
                         [i for i, _ in ranked[n:n + request.limit]
                          if c.rows[i].kind == "file"]))
                 item = self._item(node_id, score, row, c.why.get(node_id, []), q, c.symbols,
-                                  held.get(node_id, set()), defs.get(node_id, []), True)
+                                  held.get(node_id, set()), defs.get(node_id, []), True
+                                  )._replace(lists=c.placed(node_id))
                 if self.stale is not None and row.kind == "note" and row.file_hashes:
                     warnings = self.stale(row)
                     if warnings:

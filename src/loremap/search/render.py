@@ -41,6 +41,9 @@ class Item(NamedTuple):
     superseded_by: str | None = None
     text: str = ""
     tokens: int = 0
+    # The candidate lists that placed it (bm25, entities, ppr, vectors, ...), each with its
+    # rank there: not part of `text` (the agent never pays for it), shown by the dashboard.
+    lists: tuple[tuple[str, int], ...] = ()
 
     @property
     def target(self) -> str:

@@ -5,8 +5,6 @@ optional built-in tools."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import time
 from pathlib import Path
 
 from loremap.cli.output import emit_json, lines, progress
@@ -16,17 +14,13 @@ from loremap.errors import InvalidInput
 def run(args: argparse.Namespace) -> int:
     if args.action == "trim":
         return _trim(args)
-    from loremap.xray.costs import Prices
-    from loremap.xray.report import build
-    from loremap.xray.transcripts import read_all, transcripts_root
+    from loremap.use.xray import report as xray_report
+    from loremap.xray.transcripts import transcripts_root
 
     root = transcripts_root()
-    prices = Prices.load(Path(args.prices) if args.prices else None)
     project = Path(args.project).resolve() if args.project else None
-    since = time.time() - args.days * 86400 if args.days else None
-    chains = read_all(root, project, since, progress(args, "reading transcripts"))
-    report = build(chains, prices, args.days, root,
-                   dt.datetime.now(dt.UTC))
+    report = xray_report(project, args.days, Path(args.prices) if args.prices else None,
+                         progress(args, "reading transcripts"))
     if args.html:
         from loremap.xray.html import write_html
 

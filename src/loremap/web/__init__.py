@@ -1,0 +1,1 @@
+"""The dashboard (`loremap dashboard`): the memory in a browser."""
