@@ -28,6 +28,8 @@ from starlette.testclient import TestClient
 from conftest import git, run_cli_process
 from loremap.listener import allowed_hosts
 from loremap.mcp.projects import Projects
+from loremap.use import keys as keyfile
+from loremap.use.keys import Keyring
 from loremap.web.app import STATIC, make_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,10 +37,10 @@ EVIL = "<script>alert('lore')</script> & <img src=x onerror=alert(2)>"
 
 
 @contextlib.contextmanager
-def client_for(root: Path, token: str = "") -> Iterator[TestClient]:
+def client_for(root: Path, keys: Keyring | None = None) -> Iterator[TestClient]:
     """The dashboard's app over the project at `root`, as `loremap dashboard` builds it."""
     projects = Projects(root, os.environ)
-    app = make_app(projects.use, os.environ, token, allowed_hosts("127.0.0.1", []))
+    app = make_app(projects.use, os.environ, keys, allowed_hosts("127.0.0.1", []))
     try:
         with TestClient(app, base_url="http://127.0.0.1:8765") as client:
             yield client
@@ -275,7 +277,7 @@ def test_the_graph_is_capped_at_the_most_central_files(project: Path,
 
 
 def test_host_origin_method_and_token_are_checked(lore: Path) -> None:
-    with client_for(lore, token="s3cret-token") as client:
+    with client_for(lore, Keyring(None, "s3cret-token")) as client:
         assert client.get("/api/graph").status_code == 401
         assert client.get("/api/graph", headers={
             "authorization": "Bearer wrong"}).status_code == 401
@@ -289,6 +291,28 @@ def test_host_origin_method_and_token_are_checked(lore: Path) -> None:
                           ).status_code == 403
         assert client.post("/api/graph", headers=bearer).status_code == 405
         assert client.delete("/api/node", headers=bearer).status_code == 405
+
+
+def test_the_keys_of_the_shared_server_let_any_role_look_until_revoked(
+        lore: Path, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.toml"
+    _, ci = keyfile.add(tokens, "ci", "read-only")
+    _, alice = keyfile.add(tokens, "alice", "read-write")
+    with client_for(lore, Keyring(tokens)) as client:
+        for token in (ci, alice):
+            assert client.get("/api/graph", headers={
+                "authorization": f"Bearer {token}"}).status_code == 200
+        assert client.get("/api/graph").status_code == 401
+        keyfile.revoke(tokens, "ci")
+        assert client.get("/api/graph", headers={
+            "authorization": f"Bearer {ci}"}).status_code == 401
+        assert client.get("/api/graph", headers={
+            "authorization": f"Bearer {alice}"}).status_code == 200
+        tokens.write_text("[[token]]\nname = 'broken", encoding="utf-8")
+        refused = client.get("/api/graph", headers={"authorization": f"Bearer {alice}"})
+        assert refused.status_code == 503 and "tokens file cannot be read" in refused.json()[
+            "error"]
+        assert str(tokens) not in refused.text
 
 
 def test_the_vendored_graph_renderer_is_the_npm_file_with_its_licence() -> None:
@@ -317,9 +341,9 @@ def test_the_command_refuses_a_non_loopback_bind_without_a_token(lore: Path) -> 
     done = run_cli_process("dashboard", "--host", "0.0.0.0", "--port", "0", cwd=lore)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "loremap: error: refusing to listen on 0.0.0.0 without a token: set "
-        "LOREMAP_HTTP_TOKEN (clients send it as 'Authorization: Bearer <token>'), or bind "
-        "127.0.0.1"]
+        "loremap: error: refusing to listen on 0.0.0.0 without a token: give a tokens file "
+        "(--tokens FILE, made with `loremap serve token add`) or set LOREMAP_HTTP_TOKEN "
+        "(clients send it as 'Authorization: Bearer <token>'), or bind 127.0.0.1"]
 
 
 def test_a_port_in_use_is_one_line(lore: Path) -> None:

@@ -3,19 +3,19 @@ and how one runs.
 
 The rules, the same for every listener (the MCP server's and the dashboard's):
 - loopback (`127.0.0.1`, `localhost`, `::1`) is the default; binding any other address without
-  a token (`LOREMAP_HTTP_TOKEN`) is refused before the socket opens (`check_bind`);
+  keys (a tokens file, `use/keys.py`, or `LOREMAP_HTTP_TOKEN`) is refused before the socket
+  opens (`check_bind`);
 - the Host header must name this server (DNS rebinding: a web page whose name resolves to
   127.0.0.1 must not reach the memory), and a browser's Origin must be one of those hosts
   (`refusal`);
-- with a token, a request carries `Authorization: Bearer <token>`, compared in constant time
-  (`authorized`); each listener says which of its paths need it.
+- with keys, a request carries `Authorization: Bearer <token>` (`bearer`), which the keyring
+  compares in constant time; each listener says which of its paths need it.
 uvicorn serves both: until SIGINT/SIGTERM in the foreground (`run`), or on a thread of the
 daemon (`on_thread`). Standard library at import; uvicorn and anyio load when a listener starts.
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
@@ -40,15 +40,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-TOKEN_HOW = "set LOREMAP_HTTP_TOKEN (clients send it as 'Authorization: Bearer <token>')"
-
-
-def check_bind(host: str, keyed: bool, how: str = TOKEN_HOW) -> None:
-    """Refuse to listen beyond this machine without a token (`keyed`); `how` says how to
-    give one."""
+def check_bind(host: str, keyed: bool) -> None:
+    """Refuse to listen beyond this machine without a key (`keyed`: a tokens file or a single
+    token was given), in one line that says how to give one."""
     if not is_loopback(host) and not keyed:
-        raise UserError(f"refusing to listen on {host} without a token: {how}, or bind "
-                        "127.0.0.1")
+        raise UserError(f"refusing to listen on {host} without a token: give a tokens file "
+                        "(--tokens FILE, made with `loremap serve token add`) or set "
+                        "LOREMAP_HTTP_TOKEN (clients send it as 'Authorization: Bearer "
+                        "<token>'), or bind 127.0.0.1")
 
 
 def allowed_hosts(host: str, extra: list[str]) -> frozenset[str] | None:
@@ -89,12 +88,6 @@ def bearer(header: str) -> str:
     """The token of an `Authorization: Bearer <token>` header ('' for any other)."""
     scheme, _, value = header.partition(" ")
     return value.strip() if scheme.lower() == "bearer" else ""
-
-
-def authorized(header: str, token: bytes) -> bool:
-    """Whether an Authorization header carries the bearer `token` (constant-time)."""
-    given = bearer(header)
-    return bool(given) and hmac.compare_digest(given.encode("utf-8"), token)
 
 
 async def respond(send: Send, status: int, body: dict[str, Any],

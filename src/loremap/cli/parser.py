@@ -449,7 +449,10 @@ def _dashboard(p: argparse.ArgumentParser) -> None:
                    help="the port to listen on (default 8765; 0: any free port)")
     p.add_argument("--host", default="127.0.0.1", metavar="H",
                    help="the address to listen on (default 127.0.0.1; any other needs "
-                        "LOREMAP_HTTP_TOKEN)")
+                        "--tokens or LOREMAP_HTTP_TOKEN)")
+    p.add_argument("--tokens", metavar="FILE", default=None,
+                   help="the tokens file of `serve --http` (default: LOREMAP_HTTP_TOKENS): any "
+                        "of its keys, read-only or read-write, may look")
     p.add_argument("--open", action="store_true", help="open it in the default browser")
 
 

@@ -299,20 +299,29 @@ class _Handler(socketserver.StreamRequestHandler):
         listener lives as long as the connection of the process that asked for it."""
         from loremap.errors import UserError
         from loremap.mcp.projects import Projects
+        from loremap.use.keys import keyring
         from loremap.web.serve import listen
 
-        cwd, host, token, port = (request.get(k) for k in ("cwd", "host", "token", "port"))
+        cwd, host, token, port, path = (request.get(k) for k in (
+            "cwd", "host", "token", "port", "tokens_file"))
         hosts = request.get("allowed_hosts")
-        if not all(isinstance(v, str) for v in (cwd, host, token)) or not isinstance(
+        path = "" if path is None else path
+        if not all(isinstance(v, str) for v in (cwd, host, token, path)) or not isinstance(
                 port, int) or isinstance(port, bool) or not isinstance(hosts, list) or \
-                not all(isinstance(h, str) for h in hosts) or not os.path.isdir(str(cwd)):
+                not all(isinstance(h, str) for h in hosts) or not os.path.isdir(str(cwd)) or \
+                (path and not os.path.isabs(str(path))):
             self._answer({"ok": False, "error": "bad request: cwd (a folder), host and token "
-                          "are strings, port a number, allowed_hosts a list"})
+                          "are strings, port a number, allowed_hosts a list, tokens_file an "
+                          "absolute path or empty"})
+            return
+        try:  # the daemon reads the tokens file for itself, and again whenever it changes
+            keys = keyring(Path(str(path)) if path else None, str(token))
+        except UserError as exc:
+            self._answer({"ok": False, "error": str(exc)})
             return
         projects = Projects(Path(str(cwd)), env, lender=self.server.warm.use)
         try:
-            running = listen(projects.use, env, str(host), port, str(token),
-                             [str(h) for h in hosts])
+            running = listen(projects.use, env, str(host), port, keys, [str(h) for h in hosts])
         except UserError as exc:
             projects.close()
             self._answer({"ok": False, "error": str(exc)})

@@ -19,7 +19,7 @@ class Item(NamedTuple):
 
     tool: str  # "rubi" | "cuba" | "basic-memory"
     origin: str  # the note's id in the source tool: stable across re-imports, unique per tool
-    type: str  # a loremap note type (decision, bug, gotcha, concept, procedure, error, episode, preference)
+    type: str  # a loremap note type: decision, bug, gotcha, concept, procedure, error, ...
     title: str
     body: str = ""
     status: str = "active"  # active | superseded | archived | quarantined

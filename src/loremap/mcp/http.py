@@ -91,13 +91,6 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, number
 
 
-def check_bind(host: str, keys: Keyring | None) -> None:
-    """Refuse to listen beyond this machine without a key."""
-    listener.check_bind(host, keys is not None, "give a tokens file (--tokens FILE, made with "
-                        "`loremap serve token add`) or set LOREMAP_HTTP_TOKEN (clients send it "
-                        "as 'Authorization: Bearer <token>')")
-
-
 class Guard:
     """ASGI middleware: Host/Origin checks, bearer tokens, `/health`; the rest to the SDK, as
     the caller whose token the request carried (`keys` None: no key needed, no caller)."""
@@ -177,7 +170,7 @@ def serve(projects: Projects, profile: str, host: str, port: int, keys: Keyring 
           extra_hosts: list[str], max_bytes: int, limits: SessionLimits,
           ready: Callable[[int], None] | None = None) -> None:
     """Listen until SIGINT/SIGTERM; `ready(port)` is called once the socket accepts."""
-    check_bind(host, keys)
+    listener.check_bind(host, keys is not None)
     app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
     try:
         run(app, host, port, ready, drain=_drain)
@@ -205,7 +198,7 @@ def listen(projects: Projects, profile: str, host: str, port: int, keys: Keyring
            extra_hosts: list[str], max_bytes: int, limits: SessionLimits) -> Listener:
     """The same server as `serve`, listening on a thread: what the daemon runs for `loremap
     serve --http`. `UserError` when the address cannot be bound."""
-    check_bind(host, keys)
+    listener.check_bind(host, keys is not None)
     app = make_app(projects, profile, host, port, keys, extra_hosts, max_bytes, limits)
     try:
         running = on_thread(app, host, port, drain=_drain)

@@ -4,7 +4,9 @@ and the read-only JSON API it reads (`/api/graph`, `search`, `node`, `health`, `
 
 Read-only: every route answers GET (and HEAD) only, and none writes a note. Who may reach it
 is `loremap.listener`'s rules, as for the MCP server: the Host and Origin checks on every
-request, and with a token (`LOREMAP_HTTP_TOKEN`) the bearer token on every `/api/` request.
+request, and with keys (the tokens file of `serve --http`, or `LOREMAP_HTTP_TOKEN`) a bearer
+token of any role on every `/api/` request: reading is all a read-only key may do, and all the
+dashboard does.
 The page itself and its scripts hold no data and are served without it: a browser cannot send
 a header when it opens a URL, so the page takes the token from the address's fragment
 (`#token=...`, which no server or log ever sees) and sends it with each API call. Every answer
@@ -23,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loremap.errors import NotFound, UserError
-from loremap.listener import authorized, refusal, respond
+from loremap.listener import bearer, refusal, respond
+from loremap.use.keys import Keyring, Unreadable
 from loremap.web import api
 
 if TYPE_CHECKING:
@@ -49,7 +52,7 @@ HEADERS = [(b"content-security-policy", CSP.encode("ascii")),
            (b"cross-origin-resource-policy", b"same-origin")]
 
 
-def make_app(use: Use, environ: Mapping[str, str], token: str,
+def make_app(use: Use, environ: Mapping[str, str], keys: Keyring | None,
              hosts: frozenset[str] | None) -> ASGIApp:
     """The whole dashboard, guarded: `use()` lends the project's App and its notices."""
     from starlette.applications import Starlette
@@ -73,7 +76,7 @@ def make_app(use: Use, environ: Mapping[str, str], token: str,
                           ("health", health), ("timeline", api.timeline),
                           ("tokens", api.tokens)):
         routes.append(Route(f"/api/{name}", endpoint(handler), methods=["GET"]))
-    return Guard(Starlette(routes=routes), token, hosts)
+    return Guard(Starlette(routes=routes), keys, hosts)
 
 
 def _answer(use: Use, handler: Handler, query: Mapping[str, str],
@@ -110,9 +113,10 @@ class Guard:
     """ASGI middleware: Host/Origin checks, the bearer token on `/api/`, GET only, and the
     security headers on every answer."""
 
-    def __init__(self, inner: ASGIApp, token: str, hosts: frozenset[str] | None) -> None:
+    def __init__(self, inner: ASGIApp, keys: Keyring | None, hosts: frozenset[str] | None
+                 ) -> None:
         self.inner = inner
-        self.token = token.encode("utf-8")
+        self.keys = keys
         self.hosts = hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -124,15 +128,24 @@ class Guard:
         refused = refusal(headers, self.hosts)
         if refused is None and scope["method"] not in ("GET", "HEAD"):
             refused = 405, "the dashboard is read-only: GET only"
-        if refused is None and self.token and str(scope["path"]).startswith("/api/") and \
-                not authorized(headers.get("authorization", ""), self.token):
-            refused = 401, "missing or wrong bearer token (open the page as #token=...)"
+        if refused is None and self.keys is not None and str(scope["path"]).startswith("/api/"):
+            refused = self._unauthorized(headers.get("authorization", ""))
         if refused is not None:
             status, error = refused
             extra = [(b"www-authenticate", b'Bearer realm="loremap"')] if status == 401 else []
             await respond(send, status, {"error": error}, [*extra, *HEADERS])
             return
         await self.inner(scope, receive, _secured(send))
+
+    def _unauthorized(self, header: str) -> tuple[int, str] | None:
+        assert self.keys is not None
+        try:
+            if self.keys.caller(bearer(header)) is not None:
+                return None
+        except Unreadable:  # logged by the keyring; its path is not for the caller
+            return 503, ("the server's tokens file cannot be read now: every request is "
+                         "refused until it is fixed")
+        return 401, "missing or wrong bearer token (open the page as #token=...)"
 
 
 def _secured(send: Send) -> Send:

@@ -7,26 +7,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from loremap.listener import Running, allowed_hosts, bind, check_bind, on_thread, run
+from loremap.use.keys import Keyring
 from loremap.web.app import Use, make_app
 
 PORT = 8765  # `loremap dashboard`'s default port
 
 
-def serve(use: Use, environ: Mapping[str, str], host: str, port: int, token: str,
+def serve(use: Use, environ: Mapping[str, str], host: str, port: int, keys: Keyring | None,
           extra_hosts: list[str], ready: Callable[[int], None] | None = None) -> None:
     """Serve the dashboard until SIGINT/SIGTERM; `ready(port)` once it accepts."""
-    check_bind(host, bool(token))
+    check_bind(host, keys is not None)
     sock = bind(host, port)
-    app = make_app(use, environ, token, allowed_hosts(host, extra_hosts))
+    app = make_app(use, environ, keys, allowed_hosts(host, extra_hosts))
     run(app, host, port, ready, sock)
 
 
-def listen(use: Use, environ: Mapping[str, str], host: str, port: int, token: str,
+def listen(use: Use, environ: Mapping[str, str], host: str, port: int, keys: Keyring | None,
            extra_hosts: list[str]) -> Running:
     """The same dashboard on a thread (the daemon's); `UserError` when it cannot listen."""
-    check_bind(host, bool(token))
+    check_bind(host, keys is not None)
     sock = bind(host, port)
-    app = make_app(use, environ, token, allowed_hosts(host, extra_hosts))
+    app = make_app(use, environ, keys, allowed_hosts(host, extra_hosts))
     try:
         return on_thread(app, host, port, sock)
     except BaseException:

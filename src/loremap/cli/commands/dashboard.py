@@ -1,9 +1,12 @@
-"""`loremap dashboard [--port N] [--host H] [--open]`: the memory in a browser, read-only.
+"""`loremap dashboard [--port N] [--host H] [--tokens FILE] [--open]`: the memory in a
+browser, read-only.
 
 Served by the per-user daemon when it can run (its warm Apps, as `serve --http`: this process
 holds the listener open until it ends), else in this process. Either way the listener rules
-are `loremap.listener`'s: loopback by default, any other address only with
-`LOREMAP_HTTP_TOKEN`, a port in use is one line.
+are `loremap.listener`'s and the keys those of `serve --http` (`use/keys.py`): loopback by
+default, any other address only with a tokens file (`--tokens FILE` or `LOREMAP_HTTP_TOKENS`,
+where any key, read-only or read-write, may look) or `LOREMAP_HTTP_TOKEN`; a port in use is
+one line.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from pathlib import Path
 
 from loremap.config import LOREMAP_DIR, find_project_root, project_settings
 from loremap.errors import InvalidInput, NotFound
-from loremap.listener import check_bind
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,15 +27,20 @@ def run(args: argparse.Namespace) -> int:
     if root is None or not (root / LOREMAP_DIR).is_dir():
         raise NotFound("no loremap project here: run `loremap init` in the repository")
     host = args.host.strip().strip("[]") or "127.0.0.1"
-    token = os.environ.get("LOREMAP_HTTP_TOKEN", "").strip()
-    check_bind(host, bool(token))
+    from loremap.listener import check_bind
+    from loremap.use.keys import ENV_TOKEN, keyring, tokens_file
+
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    path = tokens_file(args.tokens, os.environ)
+    keys = keyring(path, token)  # a tokens file that cannot serve stops here, in one line
+    check_bind(host, keys is not None)
     hosts = list(project_settings(root, os.environ).get_list("serve.allowed_hosts"))
 
     def ready(bound: int) -> None:
         from loremap.web.serve import url
 
         address = url(host, bound)
-        auth = (f"bearer token required: open {address}#token=<LOREMAP_HTTP_TOKEN>" if token
+        auth = (f"{keys.describe()}: open {address}#token=<TOKEN>" if keys is not None
                 else "loopback only")
         print(f"loremap dashboard: {address} (read-only, {auth}; Ctrl-C stops it)",
               file=sys.stderr, flush=True)
@@ -45,11 +52,12 @@ def run(args: argparse.Namespace) -> int:
     from loremap import wire
 
     if wire.enabled(os.environ):
-        from loremap.cli.commands.serve import _http_through_daemon
+        from loremap.cli.listening import through_daemon
 
-        done = _http_through_daemon({
+        done = through_daemon({
             "op": "dashboard", "cwd": str(root), "env": wire.request_environ(os.environ),
-            "host": host, "port": args.port, "token": token, "allowed_hosts": hosts}, ready)
+            "host": host, "port": args.port, "token": token, "tokens_file": str(path or ""),
+            "allowed_hosts": hosts}, ready, "loremap dashboard")
         if done is not None:
             return done
     from loremap.mcp.projects import Projects
@@ -57,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     projects = Projects(root, os.environ)
     try:
-        serve(projects.use, os.environ, host, args.port, token, hosts, ready)
+        serve(projects.use, os.environ, host, args.port, keys, hosts, ready)
     finally:
         projects.close()
     return 0

@@ -7,7 +7,6 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
                             "server is the local user, who needs no key")
         return _stdio()
     require_sdk()
-    from loremap.mcp.http import check_bind, parse_address, serve, session_limits
+    from loremap.listener import check_bind
+    from loremap.mcp.http import parse_address, serve, session_limits
     from loremap.mcp.server import check_profile
     from loremap.use.keys import ENV_TOKEN, keyring, tokens_file
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     token = os.environ.get(ENV_TOKEN, "").strip()
     path = tokens_file(args.tokens, os.environ)
     keys = keyring(path, token)  # a tokens file that cannot serve stops here, in one line
-    check_bind(host, keys)
+    check_bind(host, keys is not None)
     hosts = list(settings.get_list("serve.allowed_hosts"))
     max_bytes = settings.get_int("serve.max_request_bytes")
 
@@ -52,11 +52,14 @@ def run(args: argparse.Namespace) -> int:
     from loremap import wire
 
     if wire.enabled(os.environ):
-        done = _http_through_daemon({
+        from loremap.cli.listening import through_daemon
+
+        done = through_daemon({
             "op": "http", "cwd": os.getcwd(), "env": wire.request_environ(os.environ),
             "profile": profile, "host": host, "port": port, "token": token,
             "tokens_file": str(path or ""), "allowed_hosts": hosts, "max_bytes": max_bytes,
-            "max_sessions": limits.max_sessions, "session_idle_s": limits.idle_s}, ready)
+            "max_sessions": limits.max_sessions, "session_idle_s": limits.idle_s},
+            ready, "loremap serve")
         if done is not None:
             return done
     from loremap.mcp.projects import Projects
@@ -108,45 +111,6 @@ def _token(args: argparse.Namespace) -> int:
 
 def _entry(key: Key) -> dict[str, str]:
     return {"name": key.name, "role": key.role, "created": key.created, "sha256": key.sha256}
-
-
-def _http_through_daemon(request: dict[str, object], ready: Callable[[int], None]
-                         ) -> int | None:
-    """Ask the daemon (started if none runs) to listen, and hold the listener open until this
-    process ends; None when no daemon could serve it (then this process serves)."""
-    import signal
-
-    from loremap import wire
-
-    env = os.environ
-    if not wire.start(env, 15.0):
-        return None
-    sock = wire.connect(env, 1.0)
-    if sock is None:
-        return None
-    with sock, sock.makefile("rb") as stream:
-        sock.settimeout(60.0)
-        wire.send(sock, request)
-        answer = wire.receive(stream)
-        if answer is None or answer.get("fallback"):
-            return None
-        if not answer.get("ok"):
-            raise UserError(str(answer.get("error", "the daemon refused to listen")))
-        sock.settimeout(None)
-
-        def stop(signum: int, frame: object) -> None:
-            raise KeyboardInterrupt
-
-        # Before `ready`: a supervisor (or a test) that stops the server as soon as it says
-        # it listens must find the handler in place, or SIGTERM kills it uncleanly (-15).
-        signal.signal(signal.SIGTERM, stop)
-        try:
-            ready(int(answer["port"]))
-            stream.read()  # the daemon closes it only when it stops
-        except KeyboardInterrupt:
-            return 0  # closing the connection stops the listener, gracefully
-    print("loremap serve: the daemon stopped serving HTTP", file=sys.stderr)
-    return 1
 
 
 def _stdio() -> int:
