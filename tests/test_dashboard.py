@@ -380,13 +380,18 @@ def wait_closed(port: int, within: float = 60.0) -> bool:
     return False
 
 
-def test_through_the_daemon_the_dashboard_is_served_by_its_warm_apps(lore: Path) -> None:
+def test_through_the_daemon_the_dashboard_is_served_by_its_warm_apps(
+        lore: Path, tmp_path: Path) -> None:
+    import urllib.error
     import urllib.request
 
     from loremap import wire
 
+    tokens = tmp_path / "tokens.toml"
+    _, token = keyfile.add(tokens, "ci", "read-only")
     env = {**os.environ, "LOREMAP_DAEMON": "auto", "LOREMAP_DAEMON_IDLE_S": "60"}
-    proc = subprocess.Popen([sys.executable, "-m", "loremap", "dashboard", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "loremap", "dashboard", "--port", "0",
+                             "--tokens", str(tokens)],
                             cwd=lore, env=env, stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True)
     try:
@@ -394,8 +399,15 @@ def test_through_the_daemon_the_dashboard_is_served_by_its_warm_apps(lore: Path)
         line = proc.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         assert match, line
+        assert f"bearer tokens: 1 from {tokens}" in line and token not in line
         port = int(match.group(1))
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/graph", timeout=60) as r:
+        url = f"http://127.0.0.1:{port}/api/graph"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url, timeout=60)
+        assert refused.value.code == 401
+        refused.value.close()
+        asked = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(asked, timeout=60) as r:
             graph = json.load(r)
         assert graph["counts"]["notes"] == 6
         found = wire.ask({"op": "status"}, env)
