@@ -230,9 +230,41 @@ def test_the_timeline_says_what_was_recorded_superseded_and_forgotten(api: TestC
     superseded = next(e for e in events if e["what"] == "superseded")
     assert superseded["by"] == "decision-sessions-in-jwt"
     forgotten = next(e for e in events if e["what"] == "forgotten")
-    assert forgotten["approximate"] is True
+    assert forgotten["approximate"] is False  # the audit chain's record, to the second
+    assert forgotten["actor"].startswith("human ") and forgotten["at"].startswith(
+        forgotten["day"])
+    assert all(e["seq"] is not None for e in events)  # every one of them from the chain
     days = [day["day"] for day in found["days"]]
     assert days == sorted(days, reverse=True)
+    times = [e["at"] for e in events]
+    assert times == sorted(times, reverse=True)
+
+
+def test_notes_the_chain_never_saw_are_dated_from_themselves_and_an_erasure_hides_the_title(
+        lore: Path, cli: Callable[..., Any]) -> None:
+    notes = lore / ".loremap" / "notes"
+    # As a `git pull` brings them: a note recorded in another clone, and one forgotten there.
+    (notes / "concept-pulled-from-a-clone.md").write_text(
+        "---\nid: concept-pulled-from-a-clone\ntype: concept\ntitle: Pulled from a clone\n"
+        "recorded_at: 2026-01-02T03:04:05Z\n---\nWritten elsewhere.\n", encoding="utf-8")
+    (notes / "bug-forgotten-elsewhere.md").write_text(
+        "---\nid: bug-forgotten-elsewhere\ntype: bug\ntitle: Forgotten elsewhere\n"
+        "status: archived\nrecorded_at: 2026-01-01T00:00:00Z\n---\nGone there.\n",
+        encoding="utf-8")
+    assert cli("forget", "decision-keep-login-stateless", "--erase", "--reason",
+               "pasted by mistake").code == 0
+    with client_for(lore) as client:
+        found = client.get("/api/timeline").json()
+    events = {(e["what"], e["id"]): e for day in found["days"] for e in day["events"]}
+    pulled = events["recorded", "concept-pulled-from-a-clone"]
+    assert (pulled["day"], pulled["seq"], pulled["actor"]) == ("2026-01-02", None, None)
+    elsewhere = events["forgotten", "bug-forgotten-elsewhere"]
+    assert elsewhere["approximate"] is True and elsewhere["seq"] is None
+    erased = events["erased", "decision-keep-login-stateless"]
+    assert erased["seq"] is not None and erased["actor"].startswith("human ")
+    recorded = events["recorded", "decision-keep-login-stateless"]
+    assert recorded["title"] == "(title erased)"
+    assert "Keep login stateless" not in json.dumps(found)
 
 
 def test_the_tokens_page_is_the_x_ray_s_own_html(api: TestClient, claude: Path) -> None:

@@ -73,6 +73,13 @@ def check(app: App, personal: bool = False, anchor: str | None = None) -> Checke
     return Checked(scope, chain.location, verify(chain.records(), anchored))
 
 
+def acted_by(record: Record) -> str:
+    """Who made a record's change, in words: `agent claude-code session 42 ana@laptop`."""
+    parts = [record.actor, record.client, f"session {record.session}" if record.session else "",
+             f"token {record.token}" if record.token else "", record.who]
+    return " ".join(p for p in parts if p)
+
+
 def payload(record: Record) -> tuple[str, str]:
     """A record's title and detail ("" when it has none, or they were erased)."""
     if record.payload is None:

@@ -9,7 +9,7 @@ from typing import Any
 from loremap.audit.chain import Record
 from loremap.cli.context import open_app
 from loremap.cli.output import count, emit_json, lines
-from loremap.use.audit import Checked, Logged, check, log, payload
+from loremap.use.audit import Checked, Logged, acted_by, check, log, payload
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,12 +35,6 @@ def record_json(record: Record) -> dict[str, Any]:
             "erased": erased, "prev": record.prev, "hash": record.hash}
 
 
-def _actor(record: Record) -> str:
-    parts = [record.actor, record.client, f"session {record.session}" if record.session else "",
-             f"token {record.token}" if record.token else "", record.who]
-    return " ".join(p for p in parts if p)
-
-
 def _log(done: Logged, as_json: bool, filtered: bool) -> int:
     if as_json:
         emit_json({"chain": done.location, "scope": done.scope,
@@ -52,7 +46,7 @@ def _log(done: Logged, as_json: bool, filtered: bool) -> int:
         if record.payload is None and record.payload_hash:
             said = "(title and detail erased)"
         lines([f"{record.seq:>5}  {record.at[:19]}Z  {record.op:<10} {record.note}  "
-               f"{record.before[:8] or '-'} -> {record.after[:8] or '-'}  by {_actor(record)}"
+               f"{record.before[:8] or '-'} -> {record.after[:8] or '-'}  by {acted_by(record)}"
                + (f"  {said}" if said else "")])
     what = "matching records" if filtered else "records"
     lines([f"{count(len(done.records), 'record')} in the {done.scope} chain ({done.location})"

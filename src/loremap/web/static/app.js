@@ -446,7 +446,9 @@
 
   // --- timeline ---------------------------------------------------------------------------
 
-  const VERB = { recorded: "recorded", superseded: "superseded", forgotten: "forgotten" };
+  const VERB = { recorded: "recorded", superseded: "superseded", forgotten: "forgotten",
+    purged: "purged", erased: "erased", quarantined: "quarantined", outcome: "outcome of",
+    merged: "merged" };
 
   async function loadTimeline() {
     const t = await api("timeline");
@@ -460,8 +462,9 @@
     for (const day of t.days) {
       out.appendChild(el("div", { class: "day" }, el("h3", {}, day.day),
         el("ul", {}, day.events.map((e) => el("li", {}, VERB[e.what] + " ",
-          `[${e.type}] `, link(e.id, e.title),
+          e.type ? `[${e.type}] ` : "", link(e.id, e.title),
           e.by ? [" by ", link(e.by)] : null,
+          e.actor ? el("span", { class: "muted" }, ` at ${e.at.slice(11, 19)} by ${e.actor}`) : null,
           e.approximate ? el("span", { class: "muted" }, " (≈ the day its file was last written)") : null)))));
     }
   }
