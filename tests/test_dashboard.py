@@ -37,10 +37,11 @@ EVIL = "<script>alert('lore')</script> & <img src=x onerror=alert(2)>"
 
 
 @contextlib.contextmanager
-def client_for(root: Path, keys: Keyring | None = None) -> Iterator[TestClient]:
+def client_for(root: Path, keys: Keyring | None = None, writes: bool = False
+               ) -> Iterator[TestClient]:
     """The dashboard's app over the project at `root`, as `loremap dashboard` builds it."""
     projects = Projects(root, os.environ)
-    app = make_app(projects.use, os.environ, keys, allowed_hosts("127.0.0.1", []))
+    app = make_app(projects.use, os.environ, keys, allowed_hosts("127.0.0.1", []), writes)
     try:
         with TestClient(app, base_url="http://127.0.0.1:8765") as client:
             yield client
@@ -345,6 +346,96 @@ def test_the_keys_of_the_shared_server_let_any_role_look_until_revoked(
         assert refused.status_code == 503 and "tokens file cannot be read" in refused.json()[
             "error"]
         assert str(tokens) not in refused.text
+
+
+def records(cli: Callable[..., Any]) -> list[dict[str, Any]]:
+    done = cli("audit", "log", "--json")
+    assert done.code == 0, done.err
+    return list(json.loads(done.out)["records"])
+
+
+def status_of(root: Path, note_id: str) -> str:
+    text = (root / ".loremap" / "notes" / f"{note_id}.md").read_text(encoding="utf-8")
+    found = re.search(r"^status: (\w+)$", text, re.MULTILINE)
+    return found.group(1) if found else "active"
+
+
+def test_without_writes_the_page_cannot_change_anything(api: TestClient, lore: Path,
+                                                        cli: Callable[..., Any]) -> None:
+    before = len(records(cli))
+    refused = api.post("/api/forget", json={"id": "decision-keep-login-stateless"})
+    assert refused.status_code == 405 and "--writes" in refused.json()["error"]
+    assert api.get("/api/node", params={"id": "decision-keep-login-stateless"}).json()[
+        "writes"] is False
+    assert status_of(lore, "decision-keep-login-stateless") == "active"
+    assert len(records(cli)) == before
+
+
+def test_with_writes_the_page_forgets_and_counts_through_the_one_path(
+        lore: Path, cli: Callable[..., Any]) -> None:
+    assert cli("remember", "-t", "procedure", "--title", "Release the wheel", "-m",
+               "Tag, build, upload.").code == 0
+    with client_for(lore, writes=True) as client:
+        assert client.get("/api/node", params={"id": "decision-keep-login-stateless"}).json()[
+            "writes"] is True
+        done = client.post("/api/forget", json={"id": "decision-keep-login-stateless",
+                                                "reason": "we keep sessions now"})
+        assert done.status_code == 200, done.text
+        assert done.json()["action"] == "archived"
+        counted = client.post("/api/outcome", json={"id": "procedure-release-the-wheel",
+                                                    "result": "failure", "note": "twine 401"})
+        assert counted.status_code == 200, counted.text
+        assert (counted.json()["successes"], counted.json()["failures"]) == (0, 1)
+    assert status_of(lore, "decision-keep-login-stateless") == "archived"
+    last = records(cli)[-2:]
+    assert [(r["op"], r["note"]) for r in last] == [
+        ("archive", "decision-keep-login-stateless"), ("outcome", "procedure-release-the-wheel")]
+    assert all((r["actor"], r["client"]) == ("human", "dashboard") for r in last)
+
+
+def test_a_bad_write_is_one_line_and_changes_nothing(lore: Path, cli: Callable[..., Any]
+                                                     ) -> None:
+    before = len(records(cli))
+    target = {"id": "decision-keep-login-stateless"}
+    with client_for(lore, writes=True) as client:
+        form = client.post("/api/forget", data={"id": "decision-keep-login-stateless"})
+        assert form.status_code == 415  # a form of another site cannot send JSON unasked
+        broken = client.post("/api/forget", content=b"{not json",
+                             headers={"content-type": "application/json"})
+        assert broken.status_code == 400 and "JSON object" in broken.json()["error"]
+        assert client.post("/api/forget", json={}).json()["error"] == "id: required"
+        assert client.post("/api/forget", json={"id": "decision-never-written"}
+                           ).status_code == 404
+        assert client.post("/api/outcome", json={**target, "result": "maybe"}
+                           ).status_code == 400
+        huge = client.post("/api/forget", json={**target, "reason": "x" * 70_000})
+        assert huge.status_code == 413
+        assert client.post("/api/graph", json=target).status_code == 405
+        assert client.post("/api/forget", json=target, headers={
+            "origin": "http://evil.example"}).status_code == 403
+    assert status_of(lore, "decision-keep-login-stateless") == "active"
+    assert len(records(cli)) == before
+
+
+def test_a_read_only_key_may_look_but_not_write_and_the_refusal_is_recorded(
+        lore: Path, cli: Callable[..., Any], tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.toml"
+    _, ci = keyfile.add(tokens, "ci", "read-only")
+    _, alice = keyfile.add(tokens, "alice", "read-write")
+    target = {"id": "decision-keep-login-stateless"}
+    with client_for(lore, Keyring(tokens), writes=True) as client:
+        as_ci = {"authorization": f"Bearer {ci}"}
+        assert client.get("/api/node", params=target, headers=as_ci).json()["writes"] is False
+        assert client.post("/api/forget", json=target).status_code == 401
+        refused = client.post("/api/forget", json=target, headers=as_ci)
+        assert refused.status_code == 403 and "read-only" in refused.json()["error"]
+        assert status_of(lore, "decision-keep-login-stateless") == "active"
+        done = client.post("/api/forget", json=target,
+                           headers={"authorization": f"Bearer {alice}"})
+        assert done.status_code == 200, done.text
+    last = records(cli)[-2:]
+    assert [(r["op"], r["token"]) for r in last] == [("refused", "ci"), ("archive", "alice")]
+    assert status_of(lore, "decision-keep-login-stateless") == "archived"
 
 
 def test_the_vendored_graph_renderer_is_the_npm_file_with_its_licence() -> None:

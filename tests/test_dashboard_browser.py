@@ -60,9 +60,9 @@ class Dashboard:
     """`loremap dashboard --port 0` in its own process, a page on it, and every URL the page
     asked for (the ones that were not loopback were aborted)."""
 
-    def __init__(self, root: Path, browser: Browser) -> None:
+    def __init__(self, root: Path, browser: Browser, *options: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "loremap", "dashboard", "--port", "0"], cwd=root,
+            [sys.executable, "-m", "loremap", "dashboard", "--port", "0", *options], cwd=root,
             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         assert self.process.stderr is not None
         line = self.process.stderr.readline()
@@ -112,8 +112,8 @@ class Dashboard:
 def dashboard(browser: Browser) -> Iterator[Callable[[Path], Dashboard]]:
     opened: list[Dashboard] = []
 
-    def start(root: Path) -> Dashboard:
-        opened.append(Dashboard(root, browser))
+    def start(root: Path, *options: str) -> Dashboard:
+        opened.append(Dashboard(root, browser, *options))
         return opened[-1]
 
     yield start
@@ -167,6 +167,36 @@ def test_the_graph_renders_and_a_click_opens_a_note(lore: Path, dashboard: Any,
     assert page.evaluate("window.loremapDashboard.cy.$(':selected').map(n => n.id())") == [
         GOTCHA]
     shot(page, tmp_path, "graph-panel")
+    board.check()
+
+
+def test_with_writes_a_click_forgets_a_note(lore: Path, dashboard: Any, tmp_path: Path
+                                           ) -> None:
+    board = dashboard(lore, "--writes")
+    page = board.show("search")
+    page.fill("#q", "keep login stateless")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-searched]")
+    page.locator("#results .item[data-id='decision-keep-login-stateless'] a.node").first.click()
+    page.wait_for_selector("#panel-body[data-id='decision-keep-login-stateless'] #forget")
+    page.fill("#forget-reason", "sessions are back")
+    page.click("#forget")
+    page.wait_for_selector("#write-said:has-text('archived decision-keep-login-stateless')")
+    assert "archived" in (page.text_content("#panel-body p.muted") or "")
+    assert page.locator("#forget").count() == 0  # nothing more to forget
+    note = lore / ".loremap" / "notes" / "decision-keep-login-stateless.md"
+    assert "status: archived" in note.read_text(encoding="utf-8")
+    shot(page, tmp_path, "forgotten")
+    board.check()
+
+
+def test_without_writes_the_page_offers_no_write(lore: Path, dashboard: Any) -> None:
+    board = dashboard(lore)
+    page = board.show("graph")
+    page.wait_for_selector("body[data-graph='ready']")
+    click_node(page, GOTCHA)
+    page.wait_for_selector(f"#panel-body[data-id='{GOTCHA}']")
+    assert page.locator("#forget, #outcome-success").count() == 0
     board.check()
 
 

@@ -453,6 +453,9 @@ def _dashboard(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokens", metavar="FILE", default=None,
                    help="the tokens file of `serve --http` (default: LOREMAP_HTTP_TOKENS): any "
                         "of its keys, read-only or read-write, may look")
+    p.add_argument("--writes", action="store_true",
+                   help="let the page forget notes and count procedures' outcomes (with keys: "
+                        "read-write ones only)")
     p.add_argument("--open", action="store_true", help="open it in the default browser")
 
 

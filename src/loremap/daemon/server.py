@@ -304,15 +304,15 @@ class _Handler(socketserver.StreamRequestHandler):
 
         cwd, host, token, port, path = (request.get(k) for k in (
             "cwd", "host", "token", "port", "tokens_file"))
-        hosts = request.get("allowed_hosts")
+        hosts, writes = request.get("allowed_hosts"), request.get("writes", False)
         path = "" if path is None else path
         if not all(isinstance(v, str) for v in (cwd, host, token, path)) or not isinstance(
                 port, int) or isinstance(port, bool) or not isinstance(hosts, list) or \
                 not all(isinstance(h, str) for h in hosts) or not os.path.isdir(str(cwd)) or \
-                (path and not os.path.isabs(str(path))):
+                (path and not os.path.isabs(str(path))) or not isinstance(writes, bool):
             self._answer({"ok": False, "error": "bad request: cwd (a folder), host and token "
                           "are strings, port a number, allowed_hosts a list, tokens_file an "
-                          "absolute path or empty"})
+                          "absolute path or empty, writes true or false"})
             return
         try:  # the daemon reads the tokens file for itself, and again whenever it changes
             keys = keyring(Path(str(path)) if path else None, str(token))
@@ -321,7 +321,8 @@ class _Handler(socketserver.StreamRequestHandler):
             return
         projects = Projects(Path(str(cwd)), env, lender=self.server.warm.use)
         try:
-            running = listen(projects.use, env, str(host), port, keys, [str(h) for h in hosts])
+            running = listen(projects.use, env, str(host), port, keys, [str(h) for h in hosts],
+                             writes)
         except UserError as exc:
             projects.close()
             self._answer({"ok": False, "error": str(exc)})

@@ -122,6 +122,49 @@ def _page(page: Page) -> Json:
             "path": page.path, "text": text, "links": []}
 
 
+# --- writes (`loremap dashboard --writes`) -----------------------------------------------------
+
+MAX_REASON = 2000  # characters of a reason or an outcome's note
+
+
+def _text_field(body: Mapping[str, Any], name: str, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None or (isinstance(value, str) and not value.strip() and not required):
+        if required:
+            raise InvalidInput(f"{name}: required")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name}: write a non-empty string")
+    if len(value) > MAX_REASON:
+        raise InvalidInput(f"{name} is {len(value)} characters: at most {MAX_REASON}")
+    return value.strip()
+
+
+def forget(app: App, body: Mapping[str, Any]) -> Json:
+    """Forget (archive) a note, as `loremap forget ID [--reason]` and the MCP `forget` do."""
+    from loremap.use.notes import forget as run
+
+    note_id = _text_field(body, "id", required=True)
+    assert note_id is not None
+    done = run(app, note_id, SERVER, reason=_text_field(body, "reason"))
+    return {"action": done.action, "id": done.id, "path": done.path, "warnings": done.warnings}
+
+
+def outcome(app: App, body: Mapping[str, Any]) -> Json:
+    """Count a procedure's success or failure, as `loremap outcome` and the MCP `outcome` do."""
+    from loremap.use.notes import OUTCOMES
+    from loremap.use.notes import outcome as run
+
+    note_id = _text_field(body, "id", required=True)
+    result = body.get("result")
+    if note_id is None or result not in OUTCOMES:
+        raise InvalidInput(f"result: write one of {', '.join(OUTCOMES)}")
+    done = run(app, note_id, str(result), SERVER, _text_field(body, "note"))
+    return {"id": done.id, "path": done.path, "successes": done.successes,
+            "failures": done.failures, "lower_bound": round(done.lower_bound, 4),
+            "warnings": done.warnings}
+
+
 def health(app: App, environ: Mapping[str, str]) -> Json:
     from loremap.use.health import health as check
 

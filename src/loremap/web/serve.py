@@ -14,20 +14,21 @@ PORT = 8765  # `loremap dashboard`'s default port
 
 
 def serve(use: Use, environ: Mapping[str, str], host: str, port: int, keys: Keyring | None,
-          extra_hosts: list[str], ready: Callable[[int], None] | None = None) -> None:
+          extra_hosts: list[str], ready: Callable[[int], None] | None = None,
+          writes: bool = False) -> None:
     """Serve the dashboard until SIGINT/SIGTERM; `ready(port)` once it accepts."""
     check_bind(host, keys is not None)
     sock = bind(host, port)
-    app = make_app(use, environ, keys, allowed_hosts(host, extra_hosts))
+    app = make_app(use, environ, keys, allowed_hosts(host, extra_hosts), writes)
     run(app, host, port, ready, sock)
 
 
 def listen(use: Use, environ: Mapping[str, str], host: str, port: int, keys: Keyring | None,
-           extra_hosts: list[str]) -> Running:
+           extra_hosts: list[str], writes: bool = False) -> Running:
     """The same dashboard on a thread (the daemon's); `UserError` when it cannot listen."""
     check_bind(host, keys is not None)
     sock = bind(host, port)
-    app = make_app(use, environ, keys, allowed_hosts(host, extra_hosts))
+    app = make_app(use, environ, keys, allowed_hosts(host, extra_hosts), writes)
     try:
         return on_thread(app, host, port, sock)
     except BaseException:

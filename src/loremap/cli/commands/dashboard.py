@@ -1,5 +1,5 @@
-"""`loremap dashboard [--port N] [--host H] [--tokens FILE] [--open]`: the memory in a
-browser, read-only.
+"""`loremap dashboard [--port N] [--host H] [--tokens FILE] [--writes] [--open]`: the memory
+in a browser, read-only unless `--writes` lets the page forget notes and count outcomes.
 
 Served by the per-user daemon when it can run (its warm Apps, as `serve --http`: this process
 holds the listener open until it ends), else in this process. Either way the listener rules
@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         address = url(host, bound)
         auth = (f"{keys.describe()}: open {address}#token=<TOKEN>" if keys is not None
                 else "loopback only")
-        print(f"loremap dashboard: {address} (read-only, {auth}; Ctrl-C stops it)",
+        mode = "forget and outcome from the page" if args.writes else "read-only"
+        print(f"loremap dashboard: {address} ({mode}, {auth}; Ctrl-C stops it)",
               file=sys.stderr, flush=True)
         if args.open:
             import webbrowser
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         done = through_daemon({
             "op": "dashboard", "cwd": str(root), "env": wire.request_environ(os.environ),
             "host": host, "port": args.port, "token": token, "tokens_file": str(path or ""),
-            "allowed_hosts": hosts}, ready, "loremap dashboard")
+            "allowed_hosts": hosts, "writes": bool(args.writes)}, ready, "loremap dashboard")
         if done is not None:
             return done
     from loremap.mcp.projects import Projects
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     projects = Projects(root, os.environ)
     try:
-        serve(projects.use, os.environ, host, args.port, keys, hosts, ready)
+        serve(projects.use, os.environ, host, args.port, keys, hosts, ready, args.writes)
     finally:
         projects.close()
     return 0

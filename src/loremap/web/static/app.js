@@ -93,6 +93,20 @@
     return body;
   }
 
+  // A write (`loremap dashboard --writes`): JSON in the body, the token as for a read.
+  async function post(name, body) {
+    const url = new URL("api/" + name, document.baseURI);
+    const headers = { "Content-Type": "application/json" };
+    if (state.token) headers.Authorization = "Bearer " + state.token;
+    const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body),
+      cache: "no-store" });
+    let answer;
+    try { answer = await response.json(); } catch (e) { answer = { error: response.statusText }; }
+    if (!response.ok) throw new Error(answer.error || ("HTTP " + response.status));
+    showWarnings(answer.warnings);
+    return answer;
+  }
+
   // --- graph ------------------------------------------------------------------------------
 
   function colour(node) {
@@ -377,12 +391,49 @@
       }
       body.appendChild(list);
     }
+    if (page.writes && page.kind === "note") body.appendChild(writeBox(page));
     body.appendChild(el("pre", { class: "page-text" }, page.text));
     if (state.cy) {
       state.cy.nodes(":selected").unselect();
       const node = state.cy.getElementById(id);
       if (node && node.length) node.select();
     }
+  }
+
+  // What the page may change of a note (only with --writes): forget it, count an outcome.
+  function writeBox(page) {
+    const said = el("p", { class: "muted", id: "write-said" });
+    const act = async (name, body, done) => {
+      said.textContent = "…";
+      try {
+        const answer = await post(name, body);
+        await openNode(page.id);
+        const again = $("write-said");
+        if (again) again.textContent = done(answer);
+      } catch (error) {
+        said.textContent = "";
+        said.appendChild(el("span", { class: "error" }, String(error.message)));
+      }
+    };
+    const box = el("div", { class: "writes" });
+    if (page.type === "procedure" && page.status === "active") {
+      box.appendChild(el("div", {},
+        el("button", { type: "button", id: "outcome-success", onclick: () => act("outcome",
+          { id: page.id, result: "success" }, (a) => `counted: ${a.successes} worked, ${a.failures} failed`) },
+          "It worked"), " ",
+        el("button", { type: "button", id: "outcome-failure", onclick: () => act("outcome",
+          { id: page.id, result: "failure" }, (a) => `counted: ${a.successes} worked, ${a.failures} failed`) },
+          "It failed")));
+    }
+    if (page.status !== "archived") {
+      const reason = el("input", { id: "forget-reason", type: "text", maxlength: "2000",
+        placeholder: "why (optional)", size: "28" });
+      box.appendChild(el("div", {}, reason, " ",
+        el("button", { type: "button", id: "forget", onclick: () => act("forget",
+          { id: page.id, reason: reason.value }, (a) => `${a.action} ${a.id}`) }, "Forget")));
+    }
+    box.appendChild(said);
+    return box;
   }
 
   // --- search -----------------------------------------------------------------------------
