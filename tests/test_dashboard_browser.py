@@ -73,6 +73,7 @@ class Dashboard:
         self.errors: list[str] = []
         self.context = browser.new_context(viewport={"width": 1280, "height": 860})
         self.page = self.context.new_page()
+        self.page.add_init_script(WATCH_BOX)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("dialog", lambda dialog: self.errors.append(f"dialog {dialog.message}"))
         self.page.route("**/*", self._route)
@@ -142,8 +143,24 @@ def lore(project: Path, cli: Callable[..., Any]) -> Path:
     return project
 
 
+# Where cytoscape believes its box is, read the moment a page has loaded (before any timer of
+# its own could correct it): text set above the graph after it is drawn moves the box, and a
+# click then lands where the canvas was. A small node is missed by a line of text's height.
+WATCH_BOX = """
+new MutationObserver(() => {
+  const cy = window.loremapDashboard && window.loremapDashboard.cy;
+  if (document.body.dataset.loaded !== 'graph' || !cy || window.boxOffBy !== undefined) return;
+  const box = document.getElementById('cy');
+  const believed = cy.renderer().findContainerClientCoords();
+  window.boxOffBy = Math.abs(believed[1] - box.getBoundingClientRect().top - box.clientTop)
+    + Math.abs(believed[0] - box.getBoundingClientRect().left - box.clientLeft);
+}).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-loaded']});
+"""
+
+
 def click_node(page: Page, node_id: str) -> None:
     """Click a node where the canvas draws it."""
+    assert page.evaluate("window.boxOffBy") == 0, "cytoscape's idea of its box is stale"
     box = page.locator("#cy").bounding_box()
     assert box is not None
     at = page.evaluate("(id) => window.loremapDashboard.cy.getElementById(id).renderedPosition()",

@@ -68,6 +68,7 @@
     const box = $("error");
     box.hidden = !message;
     box.textContent = message || "";
+    drawnMoved();
   }
 
   // --- API --------------------------------------------------------------------------------
@@ -363,6 +364,15 @@
     $("graph-note").textContent = note + " Click a node to open it.";
     $("status").textContent = `${c.notes} notes · ${c.files} files · ${c.modules} modules`;
     applyFilters();
+    // The note above the graph just moved it: cytoscape's own resize observer is debounced, and
+    // until it runs a click lands where the canvas was (a small node is missed).
+    drawnMoved();
+  }
+
+  // The graph's box moved or changed size (text above it, the side panel): cytoscape keeps the
+  // container's position cached, so tell it now rather than after its debounced observer.
+  function drawnMoved() {
+    if (state.cy) state.cy.resize();
   }
 
   // --- node panel -------------------------------------------------------------------------
@@ -371,6 +381,7 @@
     const panel = $("panel");
     const body = clear($("panel-body"));
     panel.hidden = false;
+    drawnMoved();
     body.appendChild(el("p", { class: "muted" }, "opening " + id + " …"));
     let page;
     try {
@@ -564,7 +575,7 @@
     for (const box of ["kinds", "types", "statuses"]) $(box).addEventListener("change", applyFilters);
     $("module").addEventListener("change", applyFilters);
     $("days").addEventListener("change", () => loadTokens().catch((e) => showError(String(e.message))));
-    $("panel-close").addEventListener("click", () => { $("panel").hidden = true; });
+    $("panel-close").addEventListener("click", () => { $("panel").hidden = true; drawnMoved(); });
     $("search-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const text = $("q").value.trim();
