@@ -4,6 +4,7 @@
                               [--config SPEC]
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
                               [--no-links] [--embedder local] [--baseline bm25|lexical|config:SPEC]
+                              [--languages en,pt]
 
 The data is the external eval set in ../shared/eval (see its README; never copied into the
 repository). A dataset that is absent prints one "skipped" line and the run goes on.
@@ -23,7 +24,8 @@ repository). A dataset that is absent prints one "skipped" line and the run goes
 "ours" is `loremap.search.Engine` (`--config` is its `SearchConfig` spec); `--engine bm25-fts`
 ranks with the store's raw FTS5 BM25 instead, a second reference. The baseline, in the same run
 over the same units, is a small Okapi BM25 (k1 1.5, b 0.75) in this file, tokenized by the same
-`Analyzer(["en"])`, so the difference isolates the engine. Each metric is printed as ours, BM25
+`Analyzer` (`--languages`, default en: a second language's cost on this English data), so the
+difference isolates the engine. Each metric is printed as ours, BM25
 and the paired difference with a 95% bootstrap interval over the same queries (seeded: the same
 inputs give the same numbers). Downloads and code indexes are cached under
 /tmp/loremap-bench-corpora (`--fresh` rebuilds the indexes).
@@ -435,6 +437,8 @@ def code_store(root: Path, db: Path, analyzer: Analyzer, fresh: bool) -> SqliteS
     from loremap.codemap.discover import SkipRules
     from loremap.codemap.index import index_code
 
+    if analyzer.languages != ("en",):  # another analyzer's tokens: a cached index of its own
+        db = db.with_name(f"{db.stem}-{'-'.join(analyzer.languages)}{db.suffix}")
     if fresh:
         for stale in db.parent.glob(db.name + "*"):
             stale.unlink()
@@ -830,6 +834,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="",
                         help="ours with this search.embedder (e.g. local): its vectors are "
                              "kept with the cached indexes")
+    parser.add_argument("--languages", default="en",
+                        help="text.languages of the analyzer, comma-separated (e.g. en,pt)")
     args = parser.parse_args()
     if args.baseline not in ("bm25", "lexical") and not args.baseline.startswith("config:"):
         parser.error(f"--baseline {args.baseline!r}: use bm25, lexical or config:SPEC")
@@ -843,9 +849,9 @@ def main() -> None:
     base = ("the same engine without vectors (the 'BM25' column)" if args.baseline == "lexical"
             else f"the same engine with config {args.baseline[7:]!r} (the 'BM25' column)"
             if args.baseline.startswith("config:") else "BM25 k1 1.5 b 0.75")
-    print(f"loremap bench/retrieval.py — ours: {label}; baseline: {base}; "
-          f"Python {sys.version.split()[0]}; data {args.data}")
-    analyzer = Analyzer(["en"])
+    analyzer = Analyzer([name for name in args.languages.split(",") if name.strip()])
+    print(f"loremap bench/retrieval.py — ours: {label}; baseline: {base}; analyzer "
+          f"{analyzer.signature}; Python {sys.version.split()[0]}; data {args.data}")
     report: dict[str, Any] = {"engine": args.engine, "config": args.config, "limit": args.limit}
     with tempfile.TemporaryDirectory(prefix="loremap-retrieval-") as tmp:
         for name in chosen:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
+import Stemmer  # type: ignore[import-not-found]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loremap.errors import InvalidInput
 from loremap.text import Analyzer, estimate_tokens
+from loremap.text.analyzer import RULES, fold
+from loremap.text.plurals import singulars
 from loremap.text.stopwords import STOPWORDS, stopwords_for
 
 ASCII_TOKEN = re.compile(r"[a-z0-9_]+")
@@ -174,9 +177,10 @@ def test_irregular_verb_forms_meet_their_verb(en: Analyzer) -> None:
     assert en.tokens("left bound") == ["left", "bound"]
 
 
-def test_irregular_forms_are_english_only() -> None:
-    assert Analyzer(("pt", "en")).tokens("written") == ["written"]
-    assert Analyzer(("en", "pt")).tokens("written") == ["write"]
+def test_irregular_forms_belong_to_the_english_stemmer_wherever_it_is_listed() -> None:
+    assert Analyzer(("pt", "en")).tokens("written") == ["written", "write"]
+    assert Analyzer(("en", "pt")).tokens("written") == ["write", "written"]
+    assert Analyzer(("pt",)).tokens("written") == ["written"]
 
 
 def test_the_signature_names_the_languages_and_the_rules() -> None:
@@ -185,9 +189,84 @@ def test_the_signature_names_the_languages_and_the_rules() -> None:
     assert Analyzer().signature == Analyzer(("en",)).signature
 
 
-def test_the_first_language_picks_the_stemmer() -> None:
-    assert Analyzer(("pt", "en")).tokens("configurações") == ["configuraco"]
-    assert Analyzer(("es",)).tokens("corriendo") == ["corr"]
+def test_the_english_default_keeps_the_signature_of_the_rules_that_made_its_tokens() -> None:
+    # Its tokens did not change with multi-language stemming: an English index is not rebuilt.
+    assert Analyzer().signature == "en (rules 2)"
+    assert Analyzer(("es",)).signature == "es (rules 2)"
+    assert Analyzer(("pt",)).signature == f"pt (rules {RULES})"
+    assert Analyzer(("en", "pt")).signature == f"en,pt (rules {RULES})"
+
+
+def test_english_alone_gives_one_token_per_part_as_before() -> None:
+    # Measured on the eval corpora and this repository's sources: rules 2's tokens, unchanged.
+    assert Analyzer().tokens("sessions running written configurações") == [
+        "session", "run", "write", "configuraco"]
+
+
+def test_every_language_stems_each_word_and_each_distinct_stem_is_a_token() -> None:
+    both = Analyzer(("pt", "en"))
+    assert both.tokens("running") == ["running", "run"]
+    assert both.tokens("sessões") == ["sesso", "sessa"]  # English's stem is Portuguese's: once
+    assert both.tokens("sessions") == ["sessions", "session", "sessiom"]
+    assert both.tokens("running tests") == ["running", "run", "tests", "test"]
+    assert Analyzer(("es", "en")).tokens("corriendo") == ["corr", "corriendo"]
+
+
+def test_compounds_stay_one_token_whatever_the_languages() -> None:
+    assert Analyzer(("pt", "en")).tokens("apply_coupons") == [
+        "apply_coupons", "apply", "appli", "coupons", "coupon", "coupom"]
+
+
+def test_a_language_named_twice_gives_its_stems_once() -> None:
+    assert Analyzer(("pt", "portuguese")).tokens("decisões") == Analyzer(("pt",)).tokens(
+        "decisões")
+
+
+# Singular and plural of each class of Portuguese plural formation (folding removes the accents
+# Snowball's Portuguese rules expect, and short words have no region for its suffixes).
+PLURALS = [
+    ("sessão", "sessões"), ("decisão", "decisões"), ("ação", "ações"), ("versão", "versões"),
+    ("configuração", "configurações"), ("ligação", "ligações"), ("capitão", "capitães"),
+    ("pão", "pães"), ("mão", "mãos"), ("irmão", "irmãos"), ("animal", "animais"),
+    ("canal", "canais"), ("papel", "papéis"), ("nível", "níveis"), ("hotel", "hotéis"),
+    ("barril", "barris"), ("fácil", "fáceis"), ("útil", "úteis"), ("farol", "faróis"),
+    ("azul", "azuis"), ("homem", "homens"), ("item", "itens"), ("nuvem", "nuvens"),
+    ("flor", "flores"), ("mulher", "mulheres"), ("luz", "luzes"), ("mês", "meses"),
+    ("gás", "gases"), ("país", "países"), ("erro", "erros"), ("arquivo", "arquivos"),
+    ("análise", "análises"), ("rubi", "rubis"), ("rei", "reis"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("singular", "plural"), PLURALS)
+def test_a_portuguese_plural_shares_a_token_with_its_singular(singular: str,
+                                                              plural: str) -> None:
+    for languages in (("pt",), ("pt", "en"), ("en", "pt")):
+        analyzer = Analyzer(languages)
+        assert set(analyzer.tokens(singular)) & set(analyzer.tokens(plural)), languages
+        # Typed without accents, the same.
+        assert set(analyzer.tokens(fold(plural))) & set(analyzer.tokens(singular))
+
+
+def test_snowball_alone_keeps_these_plurals_apart_so_the_rule_is_what_joins_them() -> None:
+    stem = Stemmer.Stemmer("portuguese").stemWord
+    apart = [(s, p) for s, p in PLURALS if stem(fold(s)) != stem(fold(p))]
+    assert len(apart) >= len(PLURALS) * 2 // 3
+
+
+def test_a_singular_keeps_its_one_portuguese_stem() -> None:
+    pt = Analyzer(("pt",))
+    assert pt.tokens("sessão decisão animal papel") == ["sessa", "decisa", "animal", "papel"]
+    assert pt.tokens("sessões") == ["sesso", "sessa"]  # its own stem, then its singular's
+
+
+def test_plural_singulars_follow_the_grammar_s_endings() -> None:
+    assert singulars("sessoes") == ["sessoe", "sessao"]
+    assert singulars("paes") == ["pae", "pao"]  # "pae" is no word, but "mae" (mães) is
+    assert singulars("animais") == ["animai", "animal"]
+    assert singulars("papeis") == ["papei", "papel", "papil"]
+    assert singulars("homens") == ["homen", "homem"]
+    assert singulars("flores") == ["flore", "flor"]
+    assert singulars("class") == [] and singulars("gas") == [] and singulars("sessao") == []
 
 
 def test_an_unknown_language_is_refused_with_the_valid_names() -> None:

@@ -20,7 +20,7 @@ from loremap.config import (
     find_project_root,
     load_settings,
 )
-from loremap.errors import NotFound, SchemaTooNew, StoreError
+from loremap.errors import InvalidInput, NotFound, SchemaTooNew, StoreError
 from loremap.git import head_commit, origin_folder, origin_key
 from loremap.memory.service import Memory
 from loremap.store.sqlite import SqliteStore, set_aside
@@ -86,8 +86,10 @@ class App:
     @classmethod
     def _wire(cls, settings: Settings, user: UserPaths, root: Path | None,
               loremap_dir: Path | None, fresh_index: bool) -> App:
-        languages = settings.get_list("text.languages")
-        analyzer = Analyzer(languages)
+        try:
+            analyzer = Analyzer(settings.get_list("text.languages"))
+        except InvalidInput as exc:  # before anything is opened: nothing has changed
+            raise InvalidInput(f"text.languages: {exc}") from None
         index = (loremap_dir / INDEX_FILE if loremap_dir is not None
                  else user.cache / PERSONAL_INDEX_FILE)
         notices: list[str] = []

@@ -46,8 +46,10 @@ SETTINGS: tuple[Setting, ...] = (
             "which differs between clones), and its key in a shared database when it has no git "
             "remote `origin` and no store.project."),
     Setting("text.languages", ("en",), "LOREMAP_LANGUAGES",
-            "Languages of the notes (comma-separated in the environment). The first one picks the "
-            "Snowball stemmer; stopwords of all of them (en, pt, es) are dropped."),
+            "Languages of the notes (comma-separated in the environment, e.g. pt,en). Every word "
+            "is stemmed by each language's Snowball stemmer (Portuguese plurals also meet their "
+            "singulars), and stopwords of all of them (en, pt, es) are dropped; a change "
+            "rebuilds the index. The cost of a second language is in docs/search.md."),
     Setting("vault.max_note_bytes", 262144, "LOREMAP_MAX_NOTE_BYTES",
             "Largest note body accepted, in bytes (UTF-8)."),
     Setting("vault.lock_timeout_s", 30.0, "LOREMAP_LOCK_TIMEOUT_S",

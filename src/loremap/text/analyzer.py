@@ -24,11 +24,20 @@ Rules, in order:
    `v_2`). Compounds are neither stopword-filtered nor stemmed, so every spelling of one
    identifier (camel, snake, kebab) meets on the same compound.
 6. Part tokens: each part, lowercased, is dropped if it is a single ASCII letter (`v` in `v2`,
-   the `s` of "it's") or a stopword of any configured language; otherwise it is stemmed with the
-   first language's Snowball stemmer. Digit runs are kept, whatever their length, and other
-   scripts' one-letter words (`中`) are kept too. When the first language is English, an
-   irregular verb form becomes its verb before stemming (`written` -> write, `went` -> go,
-   `built` -> build; `lemmas.py`), which Snowball's suffix rules cannot do.
+   the `s` of "it's") or a stopword of any configured language; otherwise it is stemmed with
+   every configured language's Snowball stemmer, in the order configured, and each distinct
+   stem is one token (`sessions` -> session with en and pt; `running` -> run, running). Digit
+   runs are kept, whatever their length, and other scripts' one-letter words (`中`) are kept
+   too. For English an irregular verb form first becomes its verb (`written` -> write, `went`
+   -> go, `built` -> build; `lemmas.py`), which Snowball's suffix rules cannot do.
+7. Portuguese plurals: for Portuguese a word that may be a plural also gives the stems of its
+   singulars (`sessoes` -> sesso, sessa, the stem of `sessao`), by the grammar's endings
+   (`plurals.py`, which says what the rule was measured against), so a plural meets its
+   singular on folded text, where Snowball alone often keeps them apart.
+
+A document and a query go through the same steps, so a word meets its other forms whichever
+language stems them alike. One language without a plural step (English, the default) gives one
+token per part, exactly as rules 2 did.
 
 A change to these rules changes the tokens of text already indexed: bump `RULES`, and an index
 recorded with another `Analyzer.signature` is rebuilt when it is opened.
@@ -44,13 +53,14 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 
 import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
 from loremap.errors import InvalidInput
 from loremap.text.lemmas import IRREGULAR
+from loremap.text.plurals import stems_with_singulars
 from loremap.text.stopwords import stopwords_for
 
 _CHUNK = re.compile(r"\w+(?:[./\\-]\w+)*")
@@ -75,7 +85,11 @@ _SPACE_OUT = str.maketrans(
 )
 
 # The version of the rules above; part of `Analyzer.signature`, which the index records.
-RULES = 2
+RULES = 3
+# Rules 3 stem with every language (6) and add the Portuguese plurals (7). A single language
+# without a plural step gets the tokens of rules 2, so its signature keeps that number and its
+# index is not rebuilt for a change that did not touch it.
+_RULES_OF_ONE = 2
 
 # Once this many distinct words are memoised the memo starts over: at ~240 bytes an entry that
 # caps it near 30 MB, and holds the vocabulary of ~10,000 notes between two resets.
@@ -102,6 +116,13 @@ def _parts(segment: str) -> list[str]:
     return [_lower(part) for part in _PART.findall(segment)]
 
 
+# The names Snowball accepts for the languages with a step of their own before stemming.
+_ENGLISH = frozenset({"en", "english"})
+_PORTUGUESE = frozenset({"pt", "por", "portuguese"})
+
+Stems = Callable[[str], tuple[str, ...]]
+
+
 def _make_stemmer(language: str) -> Callable[[str], str]:
     try:
         stemmer = Stemmer.Stemmer(language)
@@ -116,6 +137,24 @@ def _make_stemmer(language: str) -> Callable[[str], str]:
     return stem_word
 
 
+def _language_stems(language: str) -> Stems:
+    """The stems of one part in `language`: English meets irregular verbs first (rule 6),
+    Portuguese adds a plural's singulars (rule 7). `or part` guards the (never seen) empty
+    stem."""
+    stem = _make_stemmer(language)
+    if language in _PORTUGUESE:
+        return stems_with_singulars(stem)
+    if language in _ENGLISH:
+        return lambda part: (stem(IRREGULAR.get(part, part)) or part,)
+    return lambda part: (stem(part) or part,)
+
+
+def _all_stems(each: Sequence[Stems]) -> Stems:
+    if len(each) == 1:
+        return each[0]
+    return lambda part: tuple(dict.fromkeys(chain.from_iterable(s(part) for s in each)))
+
+
 class _Memo(dict[str, tuple[str, ...]]):
     """Memo of word -> tokens, where a word is a whitespace-free piece of folded text.
 
@@ -123,12 +162,10 @@ class _Memo(dict[str, tuple[str, ...]]):
     more than one chunk (`login(),`) is analysed chunk by chunk through the same memo.
     """
 
-    def __init__(self, stem: Callable[[str], str], stopwords: frozenset[str],
-                 lemmas: Mapping[str, str]) -> None:
+    def __init__(self, stems: Stems, stopwords: frozenset[str]) -> None:
         super().__init__()
-        self._stem = stem
+        self._stems = stems
         self._stopwords = stopwords
-        self._lemmas = lemmas
 
     def __missing__(self, word: str) -> tuple[str, ...]:
         if word.isalpha() and word[1:].islower():
@@ -158,33 +195,34 @@ class _Memo(dict[str, tuple[str, ...]]):
     def _part(self, part: str) -> tuple[str, ...]:
         if part in self._stopwords or (len(part) == 1 and part in _ASCII_LETTERS):
             return ()
-        part = self._lemmas.get(part, part)
-        # Only `\w` characters get here, never a lone surrogate, so the stemmer's UTF-8
-        # encoding cannot fail; `or part` guards the (never seen) empty stem.
-        return (self._stem(part) or part,)
+        # Only `\w` characters get here, never a lone surrogate, so the stemmers' UTF-8
+        # encoding cannot fail.
+        return self._stems(part)
 
 
 class Analyzer:
     """Tokenise text for the index and for queries, identically.
 
-    `languages` are ISO 639-1 codes or Snowball names; the first picks the stemmer, all of them
-    contribute stopwords. Every language must be one PyStemmer knows, else `InvalidInput`.
+    `languages` are ISO 639-1 codes or Snowball names; each stems every part (a part has a
+    token per distinct stem) and contributes stopwords. Every language must be one PyStemmer
+    knows, else `InvalidInput`.
     """
 
     def __init__(self, languages: Sequence[str] = ("en",)) -> None:
         names = [language.strip().lower() for language in languages]
         if not names:
             raise InvalidInput("at least one language is needed for the analyzer, e.g. 'en'")
-        stemmers = [_make_stemmer(name) for name in names]
         self.languages: tuple[str, ...] = tuple(names)
-        lemmas = IRREGULAR if names[0] in ("en", "english") else {}
-        self._cache = _Memo(stemmers[0], stopwords_for(names), lemmas)
+        self._rules = (RULES if len(names) > 1 or _PORTUGUESE.intersection(names)
+                       else _RULES_OF_ONE)
+        stems = _all_stems([_language_stems(name) for name in names])
+        self._cache = _Memo(stems, stopwords_for(names))
 
     @property
     def signature(self) -> str:
         """What decides the tokens: the languages and the version of the rules (an index built
         under another signature must be rebuilt)."""
-        return f"{','.join(self.languages)} (rules {RULES})"
+        return f"{','.join(self.languages)} (rules {self._rules})"
 
     def tokens(self, text: str) -> list[str]:
         """Return the index/query tokens of `text`, in order, duplicates kept.

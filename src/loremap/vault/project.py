@@ -39,7 +39,7 @@ CONFIG_TEMPLATE = """\
 # Every setting and its environment variable: docs/settings.md in the loremap repository.
 
 [text]
-# Languages of the notes: the first picks the stemmer; stopwords of all are dropped.
+# Languages of the notes, e.g. ["pt", "en"]: each stems every word; stopwords of all are dropped.
 languages = ["en"]
 
 [vault]
