@@ -26,14 +26,19 @@ Rules, in order:
 6. Part tokens: each part, lowercased, is dropped if it is a single ASCII letter (`v` in `v2`,
    the `s` of "it's") or a stopword of any configured language; otherwise it is stemmed with
    every configured language's Snowball stemmer, in the order configured, and each distinct
-   stem is one token (`sessions` -> session with en and pt; `running` -> run, running). Digit
+   stem is one token (`sessions` -> session, sessions with en and pt, before rule 8). Digit
    runs are kept, whatever their length, and other scripts' one-letter words (`中`) are kept
    too. For English an irregular verb form first becomes its verb (`written` -> write, `went`
    -> go, `built` -> build; `lemmas.py`), which Snowball's suffix rules cannot do.
-7. Portuguese plurals: for Portuguese a word that may be a plural also gives the stems of its
-   singulars (`sessoes` -> sesso, sessa, the stem of `sessao`), by the grammar's endings
-   (`plurals.py`, which says what the rule was measured against), so a plural meets its
-   singular on folded text, where Snowball alone often keeps them apart.
+7. Portuguese plurals: for Portuguese a word that may be a plural also gets the tokens of the
+   singulars it may come from (`sessoes` -> sesso, sessa, the token of `sessao`), each singular
+   analysed as that word would be, by the grammar's endings (`plurals.py`, which says what the
+   rule was measured against), so a plural meets its singular on folded text, where Snowball
+   alone often keeps them apart.
+8. A stem that is the word itself says only that one language found no ending to strip: when
+   another token of the word differs from it, the word's tokens are those that differ
+   (`running` -> run with en and pt, not running beside run), so a text in one language keeps
+   nearly the tokens that language alone gives it (`bench/retrieval.py --languages en,pt`).
 
 A document and a query go through the same steps, so a word meets its other forms whichever
 language stems them alike. One language without a plural step (English, the default) gives one
@@ -60,7 +65,7 @@ import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type info
 
 from loremap.errors import InvalidInput
 from loremap.text.lemmas import IRREGULAR
-from loremap.text.plurals import stems_with_singulars
+from loremap.text.plurals import singulars
 from loremap.text.stopwords import stopwords_for
 
 _CHUNK = re.compile(r"\w+(?:[./\\-]\w+)*")
@@ -137,22 +142,35 @@ def _make_stemmer(language: str) -> Callable[[str], str]:
     return stem_word
 
 
-def _language_stems(language: str) -> Stems:
-    """The stems of one part in `language`: English meets irregular verbs first (rule 6),
-    Portuguese adds a plural's singulars (rule 7). `or part` guards the (never seen) empty
-    stem."""
+def _language_stem(language: str) -> Callable[[str], str]:
+    """One part's stem in `language`; English meets irregular verbs first (rule 6). `or part`
+    guards the (never seen) empty stem."""
     stem = _make_stemmer(language)
-    if language in _PORTUGUESE:
-        return stems_with_singulars(stem)
     if language in _ENGLISH:
-        return lambda part: (stem(IRREGULAR.get(part, part)) or part,)
-    return lambda part: (stem(part) or part,)
+        return lambda part: stem(IRREGULAR.get(part, part)) or part
+    return lambda part: stem(part) or part
 
 
-def _all_stems(each: Sequence[Stems]) -> Stems:
-    if len(each) == 1:
-        return each[0]
-    return lambda part: tuple(dict.fromkeys(chain.from_iterable(s(part) for s in each)))
+def _all_stems(each: Sequence[Callable[[str], str]], plurals: bool) -> Stems:
+    """One part's tokens: the distinct stems of every language (rule 6), the tokens of the
+    singulars a Portuguese plural may come from (rule 7), less the part itself when any of them
+    differs from it (rule 8)."""
+    if len(each) == 1 and not plurals:
+        one = each[0]
+        return lambda part: (one(part),)
+
+    def stems(part: str) -> tuple[str, ...]:
+        found = list(dict.fromkeys(stem(part) for stem in each))
+        if plurals and part[-1] == "s":
+            # A singular is analysed as the word itself would be, so a plural's tokens hold
+            # every token of its singular whatever rule 8 keeps of either. Each singular is
+            # shorter than its plural: the recursion ends.
+            for singular in singulars(part):
+                found.extend(stems(singular))
+        kept = tuple(dict.fromkeys(stem for stem in found if stem != part))
+        return kept or (part,)
+
+    return stems
 
 
 class _Memo(dict[str, tuple[str, ...]]):
@@ -215,7 +233,8 @@ class Analyzer:
         self.languages: tuple[str, ...] = tuple(names)
         self._rules = (RULES if len(names) > 1 or _PORTUGUESE.intersection(names)
                        else _RULES_OF_ONE)
-        stems = _all_stems([_language_stems(name) for name in names])
+        stems = _all_stems([_language_stem(name) for name in names],
+                           plurals=bool(_PORTUGUESE.intersection(names)))
         self._cache = _Memo(stems, stopwords_for(names))
 
     @property
