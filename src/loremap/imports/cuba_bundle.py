@@ -89,7 +89,11 @@ class Bundle:
         return found
 
     def rows(self, relative: str, parse: Callable[[rec.Row], T]) -> list[Placed[T]]:
-        """The records of a file holding a JSON list of rows (`relations.json`, ...)."""
+        """The records of a file holding a JSON list of rows (`relations.json`, ...); none when
+        the file is absent (a schema 1 bundle has no procedures nor tombstones)."""
+        path = self.root / relative
+        if not path.exists() and not path.is_symlink():
+            return []
         data = self.load(relative)
         if data is None:
             return []
@@ -137,12 +141,16 @@ def read(path: Path) -> Graph:
                   tombstones=bundle.rows("tombstones.json", rec.tombstone),
                   skipped=bundle.skipped)
     found = {"entities": len(entity_files), "episodes": len(episode_files),
-             "errors": len(error_files)}
-    # Observations and relations can be counted only in files that parsed.
-    if not any(s.where.startswith(("entities/", "decisions/")) for s in bundle.skipped):
-        found["observations"] = sum(len(p.record.observations) for p in entities)
-    if not any(s.where.startswith("relations.json") for s in bundle.skipped):
-        found["relations"] = len(graph.relations)
+             "errors": len(error_files),
+             "observations": sum(len(p.record.observations) for p in entities),
+             "relations": len(graph.relations)}
+    # A kind is counted only when all of it was read: a file or folder refused, or that did
+    # not parse, already has its line, and the rest is imported.
+    unread = {"entities": ("entities", "decisions"), "observations": ("entities", "decisions"),
+              "episodes": ("episodes",), "errors": ("errors",), "relations": ("relations.json",)}
+    for kind, folders in unread.items():
+        if any(s.where.split("/")[0].split(" ")[0] in folders for s in bundle.skipped):
+            del found[kind]
     _check_counts(root, manifest, found)
     return graph
 
