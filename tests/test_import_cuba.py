@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 import pytest
@@ -189,116 +189,6 @@ def test_a_database_that_is_not_cuba_memorys_is_one_clear_error(pg_url: str) -> 
         list(read_database(pg_url))
 
 
-# --- bad input, on a copy of the real bundle ----------------------------------------------
-
-
-@pytest.fixture
-def bundle(made_v2: Made, tmp_path: Path) -> Path:
-    copy = tmp_path / "bundle"
-    shutil.copytree(made_v2.bundle, copy)
-    return copy
-
-
-def _entity_file(bundle: Path, name: str) -> Path:
-    for path in sorted((bundle / "entities").glob("*.json")):
-        if json.loads(path.read_text(encoding="utf-8"))["name"] == name:
-            return path
-    raise AssertionError(name)
-
-
-def _edit_manifest(bundle: Path, **changes: object) -> None:
-    path = bundle / "manifest.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data.update(changes)
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def test_a_manifest_that_does_not_match_its_files_stops_the_import(bundle: Path) -> None:
-    _entity_file(bundle, "Ledger").unlink()
-    with pytest.raises(InvalidInput, match="does not match its files: it counts 3 entities, "
-                                           "the bundle holds 2"):
-        read_bundle(bundle)
-
-
-def test_a_manifest_hash_that_is_no_digest_or_an_unknown_schema_stops_the_import(
-        bundle: Path) -> None:
-    _edit_manifest(bundle, manifest_hash="edited by hand")
-    with pytest.raises(InvalidInput, match="manifest_hash 'edited by hand' is not a SHA-256"):
-        read_bundle(bundle)
-    _edit_manifest(bundle, manifest_hash="0" * 64, schema_version=3)
-    with pytest.raises(InvalidInput, match="schema_version 3 is not one loremap reads"):
-        read_bundle(bundle)
-
-
-def test_malformed_json_is_one_line_naming_the_file_and_the_rest_is_imported(
-        bundle: Path, made_v2: Made) -> None:
-    broken = _entity_file(bundle, "Ledger")
-    broken.write_text('{"id": "x", "name": ', encoding="utf-8")
-    found = list(read_bundle(bundle))
-    skipped = [s for s in found if isinstance(s, Skipped)]
-    name = f"entities/{broken.name}"
-    assert [s.where for s in skipped if s.where == name] == [name]
-    assert "not valid JSON" in next(s.reason for s in skipped if s.where == name)
-    items = _by_origin(found)
-    assert f"entity:{made_v2.ids['Payments API']}" in items
-    assert f"error:{made_v2.ids['error']}" in items
-
-
-def test_a_relation_to_a_missing_entity_is_skipped_with_its_reason(bundle: Path,
-                                                                   made_v2: Made) -> None:
-    path = bundle / "relations.json"
-    rows = json.loads(path.read_text(encoding="utf-8"))
-    ghost = str(uuid.uuid4())
-    rows[0]["to_entity"] = ghost
-    path.write_text(json.dumps(rows), encoding="utf-8")
-    found = list(read_bundle(bundle))
-    reasons = [s.reason for s in found if isinstance(s, Skipped)]
-    assert any(f"points to entity {ghost}, which is not in the source" in r for r in reasons)
-    payments = _by_origin(found)[f"entity:{made_v2.ids['Payments API']}"]
-    assert not payments.links
-
-
-def test_a_symlink_out_of_the_bundle_is_refused_and_never_read(bundle: Path,
-                                                               tmp_path: Path) -> None:
-    outside = tmp_path / "outside.json"
-    target = _entity_file(bundle, "Ledger")
-    data = json.loads(target.read_text(encoding="utf-8"))
-    data["observations"][0]["content"] = "read from outside the bundle"
-    outside.write_text(json.dumps(data), encoding="utf-8")
-    target.unlink()
-    target.symlink_to(outside)
-    episodes = bundle / "episodes"
-    shutil.move(episodes, tmp_path / "episodes-elsewhere")
-    episodes.symlink_to(tmp_path / "episodes-elsewhere")
-    found = list(read_bundle(bundle))
-    reasons = {s.where: s.reason for s in found if isinstance(s, Skipped)}
-    assert "symlink" in reasons[f"entities/{target.name}"]
-    assert "symlink" in reasons["episodes"]
-    assert not any("outside the bundle" in i.body for i in found if isinstance(i, Item))
-    assert not any(i.type == "episode" for i in found if isinstance(i, Item))
-    (bundle / "manifest.json").rename(tmp_path / "manifest.json")
-    (bundle / "manifest.json").symlink_to(tmp_path / "manifest.json")
-    with pytest.raises(UnsafePath, match="nothing was imported"):
-        read_bundle(bundle)
-
-
-def test_a_huge_observation_is_skipped_with_a_line_and_its_entity_kept(bundle: Path,
-                                                                      made_v2: Made) -> None:
-    path = _entity_file(bundle, "Payments API")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["observations"][0]["content"] = "x" * (MAX_OBSERVATION_BYTES + 1)
-    path.write_text(json.dumps(data), encoding="utf-8")
-    found = list(read_bundle(bundle))
-    assert any(isinstance(s, Skipped) and "over the" in s.reason
-               and s.origin == f"observation:{data['observations'][0]['id']}" for s in found)
-    payments = _by_origin(found)[f"entity:{made_v2.ids['Payments API']}"]
-    assert "x" * 100 not in payments.body
-
-
-def test_a_folder_without_a_manifest_is_not_a_bundle(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInput, match="holds no manifest.json"):
-        read_bundle(tmp_path)
-
 
 # --- schema 1, from an older release ------------------------------------------------------
 
@@ -312,9 +202,11 @@ async def _fill_v1(cuba: object) -> dict[str, str]:
         for name in ("Search", "Tokenizer"):
             made = await call("cuba_alma", action="create", name=name, entity_type="concept")
             ids[name] = str(made["entity"]["id"])  # type: ignore[index]
-        made = await call("cuba_cronica", action="add", entity_name="Search",
-                          content="Search ranks by BM25 then reciprocal rank fusion.",
-                          observation_type="fact")
+        for entity, content in (("Search", "Search ranks by BM25 then reciprocal rank fusion."),
+                                ("Tokenizer", "The tokenizer folds accents before stemming.")):
+            made = await call("cuba_cronica", action="add", entity_name=entity,
+                              content=content, observation_type="fact")
+            ids[content[:20]] = str(made["id"])
         await call("cuba_puente", action="create", from_entity="Search", to_entity="Tokenizer",
                    relation_type="uses")
         error = await call("cuba_alarma", error_type="ValueError",
@@ -327,23 +219,27 @@ async def _fill_v1(cuba: object) -> dict[str, str]:
     return ids
 
 
-def test_a_schema_1_bundle_from_an_older_release_reads_too(pg_server_url: str,
-                                                          tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def made_v1(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Made]:
     import pg
     from cuba_tool import Cuba
 
     url = pg.fresh_database(pg_server_url)
+    root = tmp_path_factory.mktemp("cuba1")
     try:
-        cuba = Cuba(1, url, tmp_path / "project", tmp_path / "home")
+        cuba = Cuba(1, url, root / "project", root / "home")
         ids = anyio.run(_fill_v1, cuba)
         cuba.run("sync", "export")
+        yield Made(root / "project" / ".cuba-memorys", url, ids)
     finally:
         pg.drop_database(pg_server_url, url)
-    bundle = tmp_path / "project" / ".cuba-memorys"
-    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_a_schema_1_bundle_from_an_older_release_reads_too(made_v1: Made) -> None:
+    manifest = json.loads((made_v1.bundle / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["schema_version"] == 1
-    found = list(read_bundle(tmp_path / "project"))  # the project holding the bundle
-    items = _by_origin(found)
+    found = list(read_bundle(made_v1.bundle.parent))  # the project holding the bundle
+    items, ids = _by_origin(found), made_v1.ids
     search = items[f"entity:{ids['Search']}"]
     assert "BM25 then reciprocal rank fusion" in search.body
     assert ("depends_on", f"entity:{ids['Tokenizer']}") in search.links
@@ -351,3 +247,128 @@ def test_a_schema_1_bundle_from_an_older_release_reads_too(pg_server_url: str,
     assert items[str(error.remedy)].body == "Fall back to the raw terms"
     assert items[f"episode:{ids['episode']}"].recorded_at
     assert not [s for s in found if isinstance(s, Skipped)]
+
+
+def test_the_older_release_s_database_reads_as_its_bundle_does(made_v1: Made) -> None:
+    assert {x.origin for x in read_database(made_v1.database) if isinstance(x, Item)} == {
+        x.origin for x in read_bundle(made_v1.bundle) if isinstance(x, Item)}
+
+
+# --- bad input, on a copy of a real bundle ------------------------------------------------
+
+
+def _copy(made: Made, tmp_path: Path) -> Path:
+    copy = tmp_path / "bundle"
+    shutil.copytree(made.bundle, copy, symlinks=True)
+    return copy
+
+
+def _entity_file(bundle: Path, name: str) -> Path:
+    for path in sorted((bundle / "entities").glob("*.json")):
+        if json.loads(path.read_text(encoding="utf-8"))["name"] == name:
+            return path
+    raise AssertionError(name)
+
+
+def _edit_json(path: Path, edit: Callable[[Any], None]) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def test_a_bundle_whose_manifest_hash_does_not_match_its_files_is_refused_whole(
+        made_v2: Made, tmp_path: Path) -> None:
+    bundle = _copy(made_v2, tmp_path)
+
+    def reword(data: Any) -> None:
+        data["observations"][0]["content"] = "Rewritten by hand after the export."
+
+    _edit_json(_entity_file(bundle, "Payments API"), reword)
+    with pytest.raises(InvalidInput, match="manifest_hash [0-9a-f]{64} does not match the "
+                                           "files .*nothing was imported"):
+        read_bundle(bundle)
+
+
+def test_counts_that_do_not_match_the_files_stop_the_import(made_v1: Made,
+                                                            tmp_path: Path) -> None:
+    # A schema 1 hash covers the counts only: the count of files is what tells.
+    bundle = _copy(made_v1, tmp_path)
+    _entity_file(bundle, "Tokenizer").unlink()
+    with pytest.raises(InvalidInput, match="does not match its files: it counts 2 entities, "
+                                           "the bundle holds 1"):
+        read_bundle(bundle)
+
+
+def test_a_manifest_hash_that_is_no_digest_or_an_unknown_schema_stops_the_import(
+        made_v2: Made, tmp_path: Path) -> None:
+    bundle = _copy(made_v2, tmp_path)
+    _edit_json(bundle / "manifest.json", lambda m: m.update(manifest_hash="edited by hand"))
+    with pytest.raises(InvalidInput, match="manifest_hash 'edited by hand' is not a SHA-256"):
+        read_bundle(bundle)
+    _edit_json(bundle / "manifest.json", lambda m: m.update(schema_version=3))
+    with pytest.raises(InvalidInput, match="schema_version 3 is not one loremap reads"):
+        read_bundle(bundle)
+
+
+def test_malformed_json_is_one_line_naming_the_file_and_the_rest_is_imported(
+        made_v1: Made, tmp_path: Path) -> None:
+    bundle = _copy(made_v1, tmp_path)
+    broken = _entity_file(bundle, "Tokenizer")
+    broken.write_text('{"id": "x", "name": ', encoding="utf-8")
+    found = list(read_bundle(bundle))
+    name = f"entities/{broken.name}"
+    lines = [s for s in found if isinstance(s, Skipped) and s.where == name]
+    assert len(lines) == 1 and "not valid JSON" in lines[0].reason
+    items = _by_origin(found)
+    assert f"entity:{made_v1.ids['Search']}" in items
+    assert f"error:{made_v1.ids['error']}" in items
+    assert f"entity:{made_v1.ids['Tokenizer']}" not in items
+
+
+def test_a_relation_to_a_missing_entity_is_skipped_with_its_reason(made_v1: Made,
+                                                                   tmp_path: Path) -> None:
+    bundle = _copy(made_v1, tmp_path)
+    ghost = str(uuid.uuid4())
+    _edit_json(bundle / "relations.json", lambda rows: rows[0].update(to_entity=ghost))
+    found = list(read_bundle(bundle))
+    reasons = [s.reason for s in found if isinstance(s, Skipped)]
+    assert any(f"points to entity {ghost}, which is not in the source" in r for r in reasons)
+    search = _by_origin(found)[f"entity:{made_v1.ids['Search']}"]
+    assert not search.links
+
+
+def test_a_huge_observation_is_skipped_with_a_line_and_its_entity_kept(made_v1: Made,
+                                                                      tmp_path: Path) -> None:
+    bundle = _copy(made_v1, tmp_path)
+    path = _entity_file(bundle, "Search")
+    huge = "x" * (MAX_OBSERVATION_BYTES + 1)
+    _edit_json(path, lambda data: data["observations"][0].update(content=huge))
+    found = list(read_bundle(bundle))
+    obs = made_v1.ids["Search ranks by BM25"]
+    assert [s.origin for s in found if isinstance(s, Skipped)] == [f"observation:{obs}"]
+    search = _by_origin(found)[f"entity:{made_v1.ids['Search']}"]
+    assert "x" * 100 not in search.body
+
+
+def test_a_symlink_in_the_bundle_refuses_it_whole_and_is_never_read(made_v2: Made,
+                                                                   tmp_path: Path) -> None:
+    for link in ("entity", "folder", "manifest"):
+        bundle = _copy(made_v2, tmp_path / link)
+        outside = tmp_path / link / "outside"
+        if link == "entity":
+            target = _entity_file(bundle, "Ledger")
+            shutil.move(target, outside)
+        elif link == "folder":
+            target = bundle / "episodes"
+            shutil.move(target, outside)
+        else:
+            target = bundle / "manifest.json"
+            shutil.move(target, outside)
+        target.symlink_to(outside)
+        with pytest.raises(UnsafePath, match="symlink .*nothing was imported"):
+            read_bundle(bundle)
+
+
+def test_a_folder_without_a_manifest_is_not_a_bundle(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="holds no manifest.json"):
+        read_bundle(tmp_path)

@@ -76,6 +76,8 @@ class Graph(NamedTuple):
     procedures: list[Placed[Procedure]]
     tombstones: list[Placed[Tombstone]]
     skipped: list[Skipped]
+    # `decisions/<id>.json` of older releases; each is also an observation of its entity.
+    decisions: list[Placed[Observation]] = []
 
 
 def read_bundle(path: Path) -> Read:
@@ -106,6 +108,11 @@ def items(graph: Graph) -> Read:
     yield from skipped
     for placed in graph.entities:
         yield from _entity(placed, links.get(placed.record.id, ()))
+    seen = {obs.id for placed in graph.entities for obs in placed.record.observations}
+    container = Entity("", DECISIONS_ENTITY, "concept", None, ())
+    for decision in graph.decisions:
+        if decision.record.id not in seen:
+            yield _observation(decision.record, container, "", decision.where)
     for episode in graph.episodes:
         yield _episode(episode, known)
     for error in graph.errors:

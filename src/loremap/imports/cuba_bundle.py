@@ -7,17 +7,21 @@ one JSON file per entity with its observations under `entities/`, `episodes/<YYY
 `tombstones.json`. `facts.json` (a bitemporal mirror of the observations), `projects.json`,
 `artifacts.json` and `source_trust.json` hold nothing loremap keeps.
 
-The manifest is checked first and stops the whole import when it does not describe the files:
-its counts of entities, episodes, errors, observations and relations must match what is there.
-The hash itself is computed by the tool in a way its documentation does not state, so only its
-form is checked. A bundle is untrusted input (it comes out of a repository anyone with push
-access writes to): every file is opened without following a symlink, inside folders that must
-resolve inside the bundle (`vault/fs.py`); a file that is refused, or does not parse, is one
-`Skipped` naming it, and the rest is imported.
+The manifest is checked first and stops the whole import when it does not describe the files.
+Its `manifest_hash` is recomputed as the tool computes it: releases writing schema 2 hash
+`"<schema>\n<project id>\n"` followed by one `"<relative path> <sha256 of the file>\n"` per
+file they wrote, sorted by path; older releases (schema 1) hashed only the compact JSON of the
+schema, project and counts. A hash matching neither, or counts of entities, episodes, errors,
+observations and relations that differ from the files, is one error and nothing is imported.
+A bundle is untrusted input (it comes out of a repository anyone with push access writes to):
+a file or folder of it that is a symlink refuses the whole bundle (`UnsafePath`), and every
+file is opened without following one (`vault/fs.py`). A file that does not parse (in a bundle
+whose hash does not cover its contents) is one `Skipped` naming it, and the rest is imported.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -29,9 +33,13 @@ from loremap.errors import InvalidInput, UnsafePath
 from loremap.imports import cuba_records as rec
 from loremap.imports.cuba import Graph, Placed
 from loremap.imports.items import Skipped
-from loremap.vault.fs import read_confined
+from loremap.vault.fs import link_target, read_confined, read_nofollow
 
 SCHEMAS = (1, 2)
+# The files `sync export` writes beside the folders (the hash covers them, and nothing else).
+TOP_FILES = ("relations.json", "projects.json", "tombstones.json", "facts.json",
+             "procedures.json", "artifacts.json", "source_trust.json", "embeddings.bin.zst")
+FILE_FOLDERS = ("entities", "decisions", "errors")
 MANIFEST = "manifest.json"
 # Where `sync export` writes when given no directory, newest name first.
 FOLDERS = (".memory-industry", ".cuba-memorys")
@@ -78,13 +86,13 @@ class Bundle:
         if not path.is_dir():
             return []
         found: list[str] = []
-        for entry in sorted(os.scandir(path), key=lambda e: e.name):
-            name = f"{folder}/{entry.name}"
+        for entry in _names(path):
+            name = f"{folder}/{entry}"
             if depth == 1:
                 # A file that is a symlink is refused when it is opened (`load`).
-                if entry.name.endswith(".json"):
+                if entry.endswith(".json"):
                     found.append(name)
-            elif entry.is_symlink() or entry.is_dir(follow_symlinks=False):
+            elif (path / entry).is_symlink() or (path / entry).is_dir():
                 found.extend(self.files(name, depth - 1))
         return found
 
@@ -126,9 +134,11 @@ def read(path: Path) -> Graph:
     root = locate(path)
     bundle = Bundle(root)
     manifest = _manifest(root)
+    _check_hash(root, manifest)
     entity_files = bundle.files("entities")
-    entities = [placed for name in entity_files + bundle.files("decisions")
-                for placed in _entity(bundle, name)]
+    entities = [placed for name in entity_files for placed in _entity(bundle, name)]
+    decisions = [Placed(dec, name) for name in bundle.files("decisions")
+                 if (dec := _one(bundle, name, rec.decision)) is not None]
     episode_files = bundle.files("episodes", depth=2)
     episodes = [Placed(record, name) for name in episode_files
                 if (record := _one(bundle, name, rec.episode)) is not None]
@@ -139,14 +149,14 @@ def read(path: Path) -> Graph:
                   episodes=episodes, errors=errors,
                   procedures=bundle.rows("procedures.json", rec.procedure),
                   tombstones=bundle.rows("tombstones.json", rec.tombstone),
-                  skipped=bundle.skipped)
+                  skipped=bundle.skipped, decisions=decisions)
     found = {"entities": len(entity_files), "episodes": len(episode_files),
              "errors": len(error_files),
              "observations": sum(len(p.record.observations) for p in entities),
              "relations": len(graph.relations)}
     # A kind is counted only when all of it was read: a file or folder refused, or that did
     # not parse, already has its line, and the rest is imported.
-    unread = {"entities": ("entities", "decisions"), "observations": ("entities", "decisions"),
+    unread = {"entities": ("entities",), "observations": ("entities",),
               "episodes": ("episodes",), "errors": ("errors",), "relations": ("relations.json",)}
     for kind, folders in unread.items():
         if any(s.where.split("/")[0].split(" ")[0] in folders for s in bundle.skipped):
@@ -188,6 +198,62 @@ def _manifest(root: Path) -> dict[str, object]:
         raise InvalidInput(f"{root / MANIFEST}: manifest_hash {digest!r} is not a SHA-256 "
                            "digest: the manifest was edited; nothing was imported")
     return data
+
+
+def _check_hash(root: Path, manifest: dict[str, object]) -> None:
+    declared = manifest["manifest_hash"]
+    project = manifest.get("project_id")
+    lines = "".join(f"{name} {digest}\n" for name, digest in sorted(_digests(root)))
+    of_files = f"{manifest['schema_version']}\n{project or ''}\n{lines}"
+    of_counts = json.dumps({"counts": manifest.get("counts"), "project_id": project,
+                            "schema_version": manifest["schema_version"]},
+                           sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if declared not in (_sha256(of_files.encode("utf-8")), _sha256(of_counts.encode("utf-8"))):
+        raise InvalidInput(f"{root / MANIFEST}: manifest_hash {declared} does not match the "
+                           "files (a file was edited, added or removed since the export); "
+                           "nothing was imported")
+
+
+def _digests(root: Path) -> Iterator[tuple[str, str]]:
+    """(relative path, SHA-256) of every file the tool writes in a bundle; `UnsafePath` for a
+    file or folder that is a symlink."""
+    for name in TOP_FILES:
+        if (root / name).exists() or (root / name).is_symlink():
+            yield name, _file_digest(root, name)
+    folders = [*FILE_FOLDERS]
+    episodes = root / "episodes"
+    _refuse_link(root, "episodes")
+    if episodes.is_dir():
+        folders += [f"episodes/{name}" for name in _names(episodes)
+                    if (episodes / name).is_symlink() or (episodes / name).is_dir()]
+    for folder in folders:
+        _refuse_link(root, folder)
+        if not (root / folder).is_dir():
+            continue
+        for name in _names(root / folder):
+            if name.endswith(".json"):
+                yield f"{folder}/{name}", _file_digest(root, f"{folder}/{name}")
+
+
+def _names(folder: Path) -> list[str]:
+    with os.scandir(folder) as entries:
+        return sorted(entry.name for entry in entries)
+
+
+def _refuse_link(root: Path, relative: str) -> None:
+    target = link_target(root / relative)
+    if target is not None:
+        raise UnsafePath(f"refused: {relative} in {root} is a symlink to {target}; loremap "
+                         "follows no link out of a bundle: nothing was imported")
+
+
+def _file_digest(root: Path, relative: str) -> str:
+    _refuse_link(root, relative)
+    return _sha256(read_nofollow(root / relative)[0])
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _check_counts(root: Path, manifest: dict[str, object], found: dict[str, int]) -> None:

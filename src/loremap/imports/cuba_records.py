@@ -152,6 +152,13 @@ def observation(row: Row, entity_id: str) -> Observation:
                        source=text(row, "source", "agent"))
 
 
+def decision(row: Row) -> Observation:
+    """A `decisions/<id>.json` file of older releases: `{"id", "content"}`."""
+    return Observation(id=required(row, "id"), entity_id="", content=text(row, "content"),
+                       type="decision", created_at=when(row, "created_at"),
+                       trust=text(row, "trust", "trusted"), source="agent")
+
+
 def entity(row: Row, observations: tuple[Observation, ...]) -> Entity:
     return Entity(id=required(row, "id"), name=required(row, "name"),
                   type=text(row, "entity_type", "concept"), created_at=when(row, "created_at"),
