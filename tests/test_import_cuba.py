@@ -372,3 +372,9 @@ def test_a_symlink_in_the_bundle_refuses_it_whole_and_is_never_read(made_v2: Mad
 def test_a_folder_without_a_manifest_is_not_a_bundle(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="holds no manifest.json"):
         read_bundle(tmp_path)
+
+
+def test_a_database_that_cannot_be_reached_is_one_clear_error(tmp_path: Path) -> None:
+    url = f"postgresql://nobody@localhost/none?host={tmp_path}&connect_timeout=2"
+    with pytest.raises(StoreError, match="cannot read the cuba-memorys database: "):
+        list(read_database(url))

@@ -77,7 +77,7 @@ class Graph(NamedTuple):
     tombstones: list[Placed[Tombstone]]
     skipped: list[Skipped]
     # `decisions/<id>.json` of older releases; each is also an observation of its entity.
-    decisions: list[Placed[Observation]] = []
+    decisions: tuple[Placed[Observation], ...] = ()
 
 
 def read_bundle(path: Path) -> Read:

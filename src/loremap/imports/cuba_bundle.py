@@ -137,8 +137,8 @@ def read(path: Path) -> Graph:
     _check_hash(root, manifest)
     entity_files = bundle.files("entities")
     entities = [placed for name in entity_files for placed in _entity(bundle, name)]
-    decisions = [Placed(dec, name) for name in bundle.files("decisions")
-                 if (dec := _one(bundle, name, rec.decision)) is not None]
+    decisions = tuple(Placed(dec, name) for name in bundle.files("decisions")
+                      if (dec := _one(bundle, name, rec.decision)) is not None)
     episode_files = bundle.files("episodes", depth=2)
     episodes = [Placed(record, name) for name in episode_files
                 if (record := _one(bundle, name, rec.episode)) is not None]
