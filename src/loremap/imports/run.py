@@ -1,0 +1,377 @@
+"""The one import path: what a reader yields becomes notes, every importer alike.
+
+`run_import(app, tool, entries)` takes the `Item`s, `Skipped`s and `Deleted`s of a reader
+(`imports/rubi.py`, `imports/basic_memory.py`, `imports/cuba.py`) and:
+
+1. reconciles the index with the note files, then finds the notes this tool's earlier imports
+   wrote (`source: import:<tool>`, `origin`), project and personal vault alike;
+2. gives each item its id: the one its origin already has here, else the slug it asks for when
+   that is a free, valid id, else a generated one (`<type>-<title>`), the slug kept as an alias
+   so a search or a `read` of the old name still finds it;
+3. resolves each link, supersession and remedy given as an origin id (or a note id, or a
+   repository path); one to nothing is dropped with a line saying so;
+4. checks each item as a written note is checked (`drafts.check_draft`), after the secret scan
+   (`drafts.redacted`): a secret is redacted and the note quarantined, never stored in clear;
+   an item that fails is skipped with the reason, the rest imported;
+5. compares each item's digest with the one its note recorded: equal, nothing is written; a
+   `Deleted` archives the note imported from its origin (and is silent when there is none);
+6. writes through `Memory.import_notes` (one batch per vault, one audit record per change), or
+   with `dry_run` reports what it would write and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from loremap.errors import InvalidInput
+from loremap.imports.items import Deleted, Item, Skipped
+from loremap.memory.drafts import Draft, check_draft, redacted
+from loremap.memory.imported import Arrival, Gone
+from loremap.memory.paths import check_path_target, is_path_target
+from loremap.model import Note, NoteType, Status
+from loremap.model.note import ID_PATTERN, IMPORT_TOOL
+
+if TYPE_CHECKING:
+    from loremap.app import App
+
+Entry = Item | Skipped | Deleted
+FIRST = 5  # notes a dry run shows
+_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]00:?00)?)?")
+
+
+class Planned(NamedTuple):
+    """One note an import writes (or would): its id, type, title, and new or updated."""
+
+    id: str
+    type: str
+    title: str
+    change: str  # new | updated | archived
+    personal: bool = False
+
+
+class Report(NamedTuple):
+    """What an import did, or with `dry_run` would do."""
+
+    tool: str
+    dry_run: bool
+    notes: list[Planned]  # every note written (or to be), in the source's order
+    unchanged: int
+    skipped: list[Skipped]
+    warnings: list[str]
+
+    def counts(self) -> dict[str, int]:
+        """new, updated, archived, unchanged, skipped, and new notes by type."""
+        out = {"new": 0, "updated": 0, "archived": 0}
+        for note in self.notes:
+            out[note.change] += 1
+        by_type: dict[str, int] = {}
+        for note in self.notes:
+            if note.change != "archived":
+                by_type[note.type] = by_type.get(note.type, 0) + 1
+        return {**out, "unchanged": self.unchanged, "skipped": len(self.skipped),
+                **{f"type:{t}": n for t, n in sorted(by_type.items())}}
+
+    def as_dict(self) -> dict[str, object]:
+        return {"tool": self.tool, "dry_run": self.dry_run, "counts": self.counts(),
+                "notes": [n._asdict() for n in (self.notes[:FIRST] if self.dry_run
+                                                else self.notes)],
+                "skipped": [s._asdict() for s in self.skipped], "warnings": self.warnings}
+
+
+class _Known(NamedTuple):
+    """A note an earlier import of the tool wrote."""
+
+    note: Note
+    personal: bool
+
+
+def run_import(app: App, tool: str, entries: Iterable[Entry], dry_run: bool = False,
+               progress: Callable[[int, int], None] | None = None) -> Report:
+    """Import what a reader yields (module docstring); `progress(done, total)` as notes land."""
+    if not IMPORT_TOOL.fullmatch(tool):
+        raise InvalidInput(f"unknown importer name {tool!r}")
+    warnings = app.take_notices() + app.reconcile()
+    items, skipped, deleted = _collect(entries)
+    if any(not item.personal for item in items) and app.memory.project is None:
+        raise InvalidInput("not in a loremap project: run `loremap init` in the repository "
+                           "first (nothing was imported)")
+    known = _known(app, tool, warnings)
+    ids = _ids(app, items, known)
+    checked = []
+    for item in items:
+        arrival = _arrival(app, item, ids, known, skipped, warnings)
+        if arrival is not None:
+            checked.append((item, arrival))
+    arrivals = _chains(checked, ids, skipped)
+    plan, unchanged = [], 0
+    for item, arrival in arrivals:
+        before = known.get(item.origin)
+        if before is not None and before.note.origin_digest == arrival.digest:
+            unchanged += 1
+            continue
+        plan.append((item, arrival, "new" if before is None else "updated"))
+    removals = [(origin, known[origin]) for origin in dict.fromkeys(d.origin for d in deleted)
+                if origin in known and known[origin].note.status is not Status.ARCHIVED]
+    notes = [Planned(a.id, a.draft.type, a.draft.title, how, i.personal) for i, a, how in plan]
+    notes += [Planned(k.note.id, k.note.type.value, k.note.title, "archived", k.personal)
+              for _, k in removals]
+    if not dry_run:
+        for personal in (False, True):
+            wanted = [a for i, a, _ in plan if i.personal is personal]
+            gone = [Gone(k.note.id, tool, o) for o, k in removals if k.personal is personal]
+            if wanted or gone:
+                app.memory.import_notes(wanted, gone, personal=personal, progress=progress)
+    return Report(tool, dry_run, notes, unchanged, skipped, warnings)
+
+
+def _collect(entries: Iterable[Entry]) -> tuple[list[Item], list[Skipped], list[Deleted]]:
+    """The reader's entries by kind; an origin seen twice is skipped the second time, and an
+    origin the source deleted is not imported."""
+    items: dict[str, Item] = {}
+    skipped: list[Skipped] = []
+    deleted: list[Deleted] = []
+    for entry in entries:
+        if isinstance(entry, Skipped):
+            skipped.append(entry)
+        elif isinstance(entry, Deleted):
+            deleted.append(entry)
+        elif entry.origin in items:
+            skipped.append(Skipped(entry.where, f"the origin id {entry.origin!r} is also "
+                                   f"{items[entry.origin].where}'s: only the first is imported",
+                                   entry.origin))
+        else:
+            items[entry.origin] = entry
+    gone = {d.origin for d in deleted}
+    return [i for i in items.values() if i.origin not in gone], skipped, deleted
+
+
+def _known(app: App, tool: str, warnings: list[str]) -> dict[str, _Known]:
+    """origin -> the note an earlier import of `tool` wrote, from the vault files."""
+    from loremap.errors import MalformedNote
+
+    out: dict[str, _Known] = {}
+    for vault in app.memory.vaults:
+        for file in vault.scan():
+            try:
+                note = vault.load(file).note
+            except (MalformedNote, OSError):
+                continue  # reconcile has said so already
+            if note.origin_tool == tool and note.origin and note.origin not in out:
+                out[note.origin] = _Known(note, vault is app.memory.personal)
+    return out
+
+
+def _ids(app: App, items: list[Item], known: dict[str, _Known]) -> dict[str, str]:
+    """origin -> the loremap id each item lands under."""
+    ids: dict[str, str] = {o: k.note.id for o, k in known.items()}
+    ours = set(ids.values())
+    used = set(ours)
+
+    def taken(candidate: str) -> bool:
+        return candidate in used or app.memory.taken(candidate)
+
+    for item in items:
+        if item.origin in ids:
+            continue
+        slug = item.slug
+        if slug and ID_PATTERN.fullmatch(slug) and "--" not in slug and not taken(slug) \
+                and not _secret(slug):
+            note_id = slug
+        else:
+            try:
+                note_id = _new_id(item, taken)
+            except InvalidInput:
+                continue  # the item is skipped with the reason by _arrival
+        ids[item.origin] = note_id
+        used.add(note_id)
+    return ids
+
+
+def _new_id(item: Item, taken: Callable[[str], bool]) -> str:
+    """`<type>-<title>`, from the title with any secret redacted (a key is no file name)."""
+    from loremap.vault.ids import new_id
+    from loremap.vault.secrets import redact, scan
+
+    found = scan(item.title)
+    title = redact(item.title, found) if found else item.title
+    return new_id(NoteType.parse(item.type), title, taken)
+
+
+def _target(target: str, ids: dict[str, str], app: App) -> str | None:
+    """A link target as loremap names it: an origin's id, a note id, or a repository path."""
+    if target in ids:
+        return ids[target]
+    if is_path_target(target):
+        try:
+            check_path_target(target)
+        except InvalidInput:
+            return None
+        return target
+    if ID_PATTERN.fullmatch(target) and app.memory.taken(target):
+        return target
+    return None
+
+
+def _arrival(app: App, item: Item, ids: dict[str, str], known: dict[str, _Known],
+             skipped: list[Skipped], warnings: list[str]) -> Arrival | None:
+    """The item checked as a note (None: skipped, with the reason)."""
+    where = item.where or item.origin
+    if item.origin not in ids:
+        skipped.append(Skipped(where, f"no id can be made from the title {item.title!r}",
+                               item.origin))
+        return None
+    links: list[tuple[str, str]] = []
+    for rel, target in item.links:
+        resolved = _target(target, ids, app)
+        if resolved is None:
+            skipped.append(Skipped(where, f"link {rel} -> {target}: no such note or path in "
+                                   "the source (the link is left out)", item.origin))
+        elif resolved != ids[item.origin]:
+            links.append((rel, resolved))
+    files, repo = [], app.memory.repo_root
+    for path in item.files:
+        if repo is not None and is_path_target(path) and _inside(path) \
+                and (repo / path).exists():
+            files.append(path)
+        else:
+            skipped.append(Skipped(where, f"file {path}: not in this repository (left out of "
+                                   "the note's files)", item.origin))
+    remedy = None
+    if item.remedy:
+        remedy = _target(item.remedy, ids, app)
+        if remedy is None or is_path_target(remedy):
+            skipped.append(Skipped(where, f"remedy {item.remedy}: no such note in the source",
+                                   item.origin))
+            remedy = None
+    draft = Draft(type=item.type, title=item.title, body=item.body, files=files,
+                  links=list(dict.fromkeys(links)), tags=list(item.tags), source="import",
+                  error=item.error if item.type == NoteType.ERROR.value else "",
+                  remedy=remedy if item.type == NoteType.ERROR.value else None)
+    notes: list[str] = []
+    draft, quarantined = redacted(draft, notes)
+    try:
+        check_draft(draft, where, repo, app.settings.get_int("vault.max_note_bytes"))
+        status = Status.parse(item.status)
+    except InvalidInput as exc:
+        skipped.append(Skipped(where, str(exc), item.origin))
+        return None
+    if quarantined:
+        warnings.append(f"{where}: {notes[-1]}")
+        status = Status.QUARANTINED
+    aliases = tuple(a for a in (*item.aliases, *((item.slug,) if item.slug else ()))
+                    if a and a != ids[item.origin] and not _secret(a))
+    arrival = Arrival(draft, ids[item.origin], item.tool, item.origin, "", status,
+                      aliases=aliases, recorded_at=_time(item.recorded_at),
+                      commit=item.commit if item.commit and not _secret(item.commit)
+                      else None, successes=max(item.successes, 0),
+                      failures=max(item.failures, 0))
+    return arrival
+
+
+def _inside(path: str) -> bool:
+    return not path.startswith("/") and ".." not in path.split("/")
+
+
+def _secret(text: str) -> bool:
+    from loremap.vault.secrets import scan
+
+    return bool(scan(text))
+
+
+def _time(value: str | None) -> str | None:
+    """An ISO date or UTC time as loremap writes it (`2026-03-01T00:00:00Z`), else None."""
+    match = _TIME.fullmatch(value.strip()) if value else None
+    if match is None:
+        return None
+    return f"{match[1]}T{match[2] or '00:00:00'}Z"
+
+
+def _chains(checked: list[tuple[Item, Arrival]], ids: dict[str, str],
+            skipped: list[Skipped]) -> list[tuple[Item, Arrival]]:
+    """Each arrival with its supersession resolved among the items (the replaced note marked
+    superseded by its successor) and its digest."""
+    by_id = {arrival.id: arrival for _, arrival in checked}
+    successor: dict[str, str] = {}
+    supersedes: dict[str, str] = {}
+    for item, arrival in checked:
+        if not item.supersedes:
+            continue
+        old = ids.get(item.supersedes)
+        if old is None or old not in by_id or old == arrival.id:
+            skipped.append(Skipped(item.where or item.origin, f"supersedes {item.supersedes}: "
+                                   "no such note in the source (kept as a plain note)",
+                                   item.origin))
+            continue
+        supersedes[arrival.id] = old
+        successor[old] = arrival.id
+    out = []
+    for item, arrival in checked:
+        draft = arrival.draft._replace(supersedes=supersedes.get(arrival.id))
+        status = arrival.status
+        newer = successor.get(arrival.id)
+        if newer is not None and status is Status.ACTIVE:
+            status = Status.SUPERSEDED
+        done = arrival._replace(draft=draft, status=status, superseded_by=newer)
+        out.append((item, done._replace(digest=_digest(done))))
+    return out
+
+
+def _digest(arrival: Arrival) -> str:
+    """SHA-256 over everything an arrival writes: the same digest, the same note."""
+    d = arrival.draft
+    fields = [d.type, d.title, d.body, list(d.files), [list(x) for x in d.links], d.supersedes,
+              list(d.tags), d.error, d.remedy, arrival.id, arrival.status.value,
+              arrival.superseded_by, list(arrival.aliases), arrival.recorded_at, arrival.commit,
+              arrival.successes, arrival.failures]
+    return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+TOOLS = ("rubi", "basic-memory", "cuba")
+
+
+def read_source(tool: str, path: str | None = None, bundle: str | None = None,
+                database: str | None = None) -> Iterable[Entry]:
+    """The reader of `tool` over its source: a folder (`path`), or for cuba-memorys a sync
+    bundle or a database URL."""
+    from pathlib import Path
+
+    if tool == "rubi":
+        from loremap.imports.rubi import read_vault
+
+        return read_vault(Path(_given(path, "rubi PATH")))
+    if tool == "basic-memory":
+        from loremap.imports.basic_memory import read_project
+
+        return read_project(Path(_given(path, "basic-memory PATH")))
+    if tool == "cuba":
+        return _cuba(bundle, database)
+    raise InvalidInput(f"unknown importer {tool!r}: use one of {', '.join(TOOLS)}")
+
+
+def _given(path: str | None, usage: str) -> str:
+    if not path:
+        raise InvalidInput(f"import {usage.split()[0]} needs a folder: loremap import {usage}")
+    return path
+
+
+def _cuba(bundle: str | None, database: str | None) -> Iterable[Entry]:
+    if (bundle is None) == (database is None):
+        raise InvalidInput("import cuba needs one source: --bundle DIR or --database URL")
+    import importlib
+
+    try:
+        cuba = importlib.import_module("loremap.imports.cuba")
+    except ModuleNotFoundError as exc:
+        if exc.name != "loremap.imports.cuba":
+            raise
+        raise InvalidInput("the cuba-memorys reader is unavailable in this version of "
+                           "loremap (nothing was imported)") from None
+    from pathlib import Path
+
+    entries: Iterable[Entry] = (cuba.read_bundle(Path(bundle)) if bundle is not None
+                                else cuba.read_database(database))
+    return entries
