@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from pypi_tools import pypi_tool
 
 from loremap.vault.frontmatter import parse_note
+from pypi_tools import pypi_tool
 
 pytestmark = pytest.mark.slow
 

@@ -9,22 +9,27 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from conftest import Result
 from loremap.app import App
 from loremap.imports.items import Deleted, Item
 from loremap.imports.rubi import read_vault
 from loremap.imports.run import run_import
+from loremap.model import Note
 from loremap.vault.frontmatter import parse_note
 from rubi_vault import HANDOFFS, NODES, node, write_vault
 
-Cli = Callable[..., object]
+Cli = Callable[..., Result]
 
 
 def notes_dir(project: Path) -> Path:
     return project / ".loremap" / "notes"
 
 
-def note(project: Path, note_id: str):  # type: ignore[no-untyped-def]
+def note(project: Path, note_id: str) -> Note:
     return parse_note((notes_dir(project) / f"{note_id}.md").read_text(encoding="utf-8"),
                       note_id)
 
@@ -41,10 +46,11 @@ def stats(project: Path) -> dict[str, tuple[int, int]]:
             for p in notes_dir(project).glob("*.md")}
 
 
-def imported(cli: Cli, *args: str) -> dict:  # type: ignore[type-arg]
+def imported(cli: Cli, *args: str) -> dict[str, Any]:
     result = cli("import", "rubi", *args, "--json")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    return json.loads(result.out)  # type: ignore[attr-defined,no-any-return]
+    assert result.code == 0, result.err
+    data: dict[str, Any] = json.loads(result.out)
+    return data
 
 
 def test_a_rubi_vault_maps_onto_loremap_notes(project: Path, cli: Cli) -> None:
@@ -87,13 +93,13 @@ def test_a_slug_that_is_no_loremap_id_gets_one_and_stays_an_alias(project: Path,
     assert "Procedimento_Publicar" in made.aliases
     assert (made.successes, made.failures) == (3, 1)
     shown = cli("show", "Procedimento_Publicar")
-    assert shown.code == 0, shown.err  # type: ignore[attr-defined]
-    assert "procedure-publicar-uma-versao-nova" in shown.out  # type: ignore[attr-defined]
+    assert shown.code == 0, shown.err
+    assert "procedure-publicar-uma-versao-nova" in shown.out
 
 
 def test_a_taken_slug_is_mapped_and_links_follow_it(project: Path, cli: Cli) -> None:
     assert cli("remember", "--type", "concept", "--title", "Outra coisa", "-m",
-               "Um conceito escrito antes.").code == 0  # type: ignore[attr-defined]
+               "Um conceito escrito antes.").code == 0
     taken = next(p.stem for p in notes_dir(project).glob("*.md"))
     nodes = {taken: NODES["conceito-autenticacao"].replace("titulo: Autenticação do painel",
                                                            "titulo: Autenticação do painel"),
@@ -113,14 +119,14 @@ def test_search_finds_the_portuguese_text_and_doctor_is_clean(project: Path, cli
     write_vault(project)
     imported(cli, str(project))
     found = cli("search", "relógio adiantado token expirado", "--json")
-    assert found.code == 0, found.err  # type: ignore[attr-defined]
-    ids = [item["id"] for item in json.loads(found.out)["items"]]  # type: ignore[attr-defined]
+    assert found.code == 0, found.err
+    ids = [item["id"] for item in json.loads(found.out)["items"]]
     assert "armadilha-relogio-do-token" in ids[:3]
     current = cli("search", "cookies de sessão autenticação", "--json")
-    ids = [item["id"] for item in json.loads(current.out)["items"]]  # type: ignore[attr-defined]
+    ids = [item["id"] for item in json.loads(current.out)["items"]]
     assert "usar-cookies-de-sessao" not in ids  # superseded: never served as current
     doctor = cli("doctor", "--json")
-    report = json.loads(doctor.out)  # type: ignore[attr-defined]
+    report = json.loads(doctor.out)
     problems = [f for f in report["findings"] if f["level"] in ("error", "warning")
                 and f["check"] not in ("wiring", "daemon")]  # this machine's, not the vault's
     assert not problems, problems
@@ -183,8 +189,21 @@ def test_a_secret_is_quarantined_never_stored_in_clear(project: Path, cli: Cli) 
     assert note(project, "chave-da-aws").status.value == "quarantined"
     assert any("quarantined" in w for w in report["warnings"])
     found = cli("search", "chave AWS script deploy", "--json")
-    ids = [item["id"] for item in json.loads(found.out)["items"]]  # type: ignore[attr-defined]
+    ids = [item["id"] for item in json.loads(found.out)["items"]]
     assert "chave-da-aws" not in ids
+
+
+def test_a_secret_in_a_title_never_becomes_a_file_name(project: Path, cli: Cli) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    nodes = {"Com Token": f"---\ntipo: armadilha\ntitulo: O token {token} vazou\n---\n"
+                          "Trocamos o token no mesmo dia.\n"}
+    write_vault(project, nodes, {})
+    report = imported(cli, str(project))
+    assert report["counts"]["new"] == 1
+    (path,) = notes_dir(project).glob("*.md")
+    assert token.lower() not in path.name.lower() and "ghp" not in path.name
+    text = path.read_text(encoding="utf-8")
+    assert token not in text and "quarantined" in text
 
 
 def test_a_dry_run_writes_nothing_and_says_what_it_would(project: Path, cli: Cli) -> None:
@@ -197,7 +216,7 @@ def test_a_dry_run_writes_nothing_and_says_what_it_would(project: Path, cli: Cli
     assert list(notes_dir(project).glob("*.md")) == []
     assert audit_count(project) == 0
     text = cli("import", "rubi", str(project), "--dry-run")
-    out = text.out  # type: ignore[attr-defined]
+    out = text.out
     assert "would import from rubi: 6 new" in out and "? conhecimento/estranho.md" in out
 
 
@@ -284,13 +303,38 @@ def test_the_reader_yields_items_and_never_writes(tmp_path: Path) -> None:
 
 def test_not_a_rubi_vault_is_one_line(project: Path, cli: Cli, tmp_path: Path) -> None:
     result = cli("import", "rubi", str(tmp_path))
-    assert result.code == 1  # type: ignore[attr-defined]
-    assert "is not a Rubi vault" in result.err  # type: ignore[attr-defined]
-    assert len(result.err.strip().splitlines()) == 1  # type: ignore[attr-defined]
+    assert result.code == 1
+    assert "is not a Rubi vault" in result.err
+    assert len(result.err.strip().splitlines()) == 1
     missing = cli("import", "rubi")
-    assert missing.code == 1 and "needs a folder" in missing.err  # type: ignore[attr-defined]
+    assert missing.code == 1 and "needs a folder" in missing.err
 
 
 def test_cuba_needs_exactly_one_source(project: Path, cli: Cli, tmp_path: Path) -> None:
     both = cli("import", "cuba", "--bundle", str(tmp_path), "--database", "postgresql://x")
-    assert both.code == 1 and "one source" in both.err  # type: ignore[attr-defined]
+    assert both.code == 1 and "one source" in both.err
+
+
+def test_a_large_import_draws_its_progress_bar_on_a_terminal(project: Path) -> None:
+    from test_progress import on_a_terminal
+
+    nodes = dict(node(f"no-{i}", "conceito", f"Conceito número {i}", f"Texto do conceito {i}.")
+                 for i in range(120))
+    write_vault(project, nodes, {})
+    code, out, shown = on_a_terminal("import", "rubi", str(project), cwd=project)
+    assert code == 0, shown
+    assert "importing from rubi [" in shown and "120/120" in shown
+    assert "imported from rubi: 120 new" in out
+    code, _, quiet = on_a_terminal("import", "rubi", str(project), "--json", cwd=project)
+    assert code == 0 and "importing from rubi" not in quiet
+
+
+def test_an_unknown_import_tool_in_a_note_is_one_line(project: Path, cli: Cli) -> None:
+    from loremap.errors import MalformedNote
+
+    text = ("---\nid: concept-x\ntype: concept\ntitle: X\nsource: import:Not A Tool\n---\n"
+            "# X\n\nbody\n")
+    with pytest.raises(MalformedNote, match="'source'"):
+        parse_note(text, "concept-x.md")
+    good = parse_note(text.replace("import:Not A Tool", "import:rubi"), "concept-x.md")
+    assert (good.source.value, good.origin_tool) == ("import", "rubi")

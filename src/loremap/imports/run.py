@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
-from loremap.errors import InvalidInput
+from loremap.errors import InvalidInput, SecretFound
 from loremap.imports.items import Deleted, Item, Skipped
 from loremap.memory.drafts import Draft, check_draft, redacted
 from loremap.memory.imported import Arrival, Gone
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 Entry = Item | Skipped | Deleted
 FIRST = 5  # notes a dry run shows
+LARGE = 100  # notes to write from which an import draws its progress bar
 _TIME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]00:?00)?)?")
 
 
@@ -124,7 +125,8 @@ def run_import(app: App, tool: str, entries: Iterable[Entry], dry_run: bool = Fa
             wanted = [a for i, a, _ in plan if i.personal is personal]
             gone = [Gone(k.note.id, tool, o) for o, k in removals if k.personal is personal]
             if wanted or gone:
-                app.memory.import_notes(wanted, gone, personal=personal, progress=progress)
+                app.memory.import_notes(wanted, gone, personal=personal,
+                                        progress=progress if len(plan) >= LARGE else None)
     return Report(tool, dry_run, notes, unchanged, skipped, warnings)
 
 
@@ -254,10 +256,13 @@ def _arrival(app: App, item: Item, ids: dict[str, str], known: dict[str, _Known]
     notes: list[str] = []
     draft, quarantined = redacted(draft, notes)
     try:
-        check_draft(draft, where, repo, app.settings.get_int("vault.max_note_bytes"))
+        if _secret(item.origin):
+            raise InvalidInput("its id in the source looks like a credential: not imported "
+                               "(the id would be written in clear)")
+        check_draft(draft, "item", repo, app.settings.get_int("vault.max_note_bytes"))
         status = Status.parse(item.status)
-    except InvalidInput as exc:
-        skipped.append(Skipped(where, str(exc), item.origin))
+    except (InvalidInput, SecretFound) as exc:
+        skipped.append(Skipped(where, str(exc).replace("item.", ""), item.origin))
         return None
     if quarantined:
         warnings.append(f"{where}: {notes[-1]}")
