@@ -191,6 +191,8 @@ def test_a_secret_is_quarantined_never_stored_in_clear(project: Path, cli: Cli) 
     found = cli("search", "chave AWS script deploy", "--json")
     ids = [item["id"] for item in json.loads(found.out)["items"]]
     assert "chave-da-aws" not in ids
+    again = imported(cli, str(project))  # the same secret: the same quarantined note
+    assert again["counts"]["unchanged"] == 1 and again["counts"]["updated"] == 0
 
 
 def test_a_secret_in_a_title_never_becomes_a_file_name(project: Path, cli: Cli) -> None:
@@ -228,7 +230,9 @@ def test_bad_input_is_one_line_each_and_the_rest_is_imported(project: Path, cli:
         "bom": "---\ntipo: conceito\n---\n# Um nó bom\n\nEste entra.\n",
         "tipo-desconhecido": "---\ntipo: fantasia\n---\n# Nada\n\nnão entra\n",
         "yaml-quebrado": "---\ntipo: [conceito\n---\n# Quebrado\n\nnão entra\n",
-        "alvo-sumido": "---\ntipo: conceito\nliga:\n  - {rel: sobre, alvo: nao-existe}\n---\n"
+        "alvo-sumido": "---\ntipo: conceito\nliga:\n  - {rel: sobre, alvo: nao-existe}\n"
+                       "  - {rel: afeta, alvo: ../../etc/passwd}\n"
+                       "  - {rel: afeta, alvo: src/auth/login.ts}\n---\n"
                        "# Ligado ao nada\n\nentra sem a ligação\n",
         "enorme": "---\ntipo: conceito\n---\n# Enorme\n\n" + "palavra " * 200_000 + "\n",
         "corpo-grande": "---\ntipo: conceito\n---\n# Grande\n\n" + "texto " * 100_000 + "\n",
@@ -240,14 +244,17 @@ def test_bad_input_is_one_line_each_and_the_rest_is_imported(project: Path, cli:
     reasons = {s["where"]: s["reason"] for s in report["skipped"]}
     assert "unknown tipo 'fantasia'" in reasons["conhecimento/tipo-desconhecido.md"]
     assert "malformed frontmatter" in reasons["conhecimento/yaml-quebrado.md"]
-    assert "nao-existe" in reasons["conhecimento/alvo-sumido.md"]
     assert "over the importer's" in reasons["conhecimento/enorme.md"]
     assert "vault.max_note_bytes" in reasons["conhecimento/corpo-grande.md"]
     assert "symlink" in reasons["conhecimento/link-para-fora.md"]
     assert "symlink" in reasons["conhecimento/link-para-dentro.md"]
     assert all("\n" not in reason for reason in reasons.values())
     assert sorted(p.stem for p in notes_dir(project).glob("*.md")) == ["alvo-sumido", "bom"]
-    assert note(project, "alvo-sumido").links == ()
+    assert [(link.rel.value, link.target) for link in note(project, "alvo-sumido").links] == [
+        ("affects", "src/auth/login.ts")]
+    lines = [s["reason"] for s in report["skipped"] if s["where"] == "conhecimento/alvo-sumido.md"]
+    assert len(lines) == 2 and any("../../etc/passwd" in line for line in lines)
+    assert any("about -> nao-existe" in line for line in lines)
 
 
 def test_a_folder_linked_out_of_the_source_is_refused(project: Path, cli: Cli,
@@ -310,6 +317,29 @@ def test_not_a_rubi_vault_is_one_line(project: Path, cli: Cli, tmp_path: Path) -
     assert missing.code == 1 and "needs a folder" in missing.err
 
 
+def test_without_the_cuba_reader_the_cli_says_so_in_one_line(project: Path, cli: Cli,
+                                                             tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "loremap.imports.cuba", None)  # as if it were not there
+    done = cli("import", "cuba", "--bundle", str(tmp_path))
+    assert done.code == 1
+    assert done.err.strip() == ("loremap: error: the cuba-memorys reader is unavailable in "
+                                "this version of loremap (nothing was imported)")
+
+
+def test_the_parser_offers_every_importer_the_import_path_knows() -> None:
+    from loremap.cli.parser import build_parser
+    from loremap.imports.run import TOOLS
+
+    parser = build_parser(["import"])
+    assert parser.parse_args(["import", "rubi", "."]).tool == "rubi"
+    for tool in TOOLS:
+        assert parser.parse_args(["import", tool]).tool == tool
+
+
 def test_cuba_needs_exactly_one_source(project: Path, cli: Cli, tmp_path: Path) -> None:
     both = cli("import", "cuba", "--bundle", str(tmp_path), "--database", "postgresql://x")
     assert both.code == 1 and "one source" in both.err
@@ -338,3 +368,20 @@ def test_an_unknown_import_tool_in_a_note_is_one_line(project: Path, cli: Cli) -
         parse_note(text, "concept-x.md")
     good = parse_note(text.replace("import:Not A Tool", "import:rubi"), "concept-x.md")
     assert (good.source.value, good.origin_tool) == ("import", "rubi")
+
+
+def test_a_link_to_an_item_that_fails_its_checks_is_left_out(project: Path, cli: Cli) -> None:
+    nodes = {"a": "---\ntipo: conceito\nliga:\n  - {rel: sobre, alvo: b}\n---\n# A\n\nTexto.\n",
+             "b": "---\ntipo: conceito\n---\n# B\n",
+             "c": "---\ntipo: decisao\nsubstitui: b\n---\n# C\n\nSubstitui o vazio.\n"}
+    write_vault(project, nodes, {})
+    report = imported(cli, str(project))
+    assert sorted(p.stem for p in notes_dir(project).glob("*.md")) == ["a", "c"]
+    assert note(project, "a").links == () and note(project, "c").supersedes is None
+    lines = {(s["where"], s["reason"].split(":")[0]) for s in report["skipped"]}
+    assert ("conhecimento/b.md", "body") in lines  # "body: the body is empty: say what ..."
+    assert ("conhecimento/a.md", "link about -> b") in lines
+    assert ("conhecimento/c.md", "supersedes b") in lines
+    doctor = json.loads(cli("doctor", "--json").out)
+    assert not [f for f in doctor["findings"] if f["check"] == "links"
+                and f["level"] != "ok"]

@@ -102,19 +102,7 @@ def run_import(app: App, tool: str, entries: Iterable[Entry], dry_run: bool = Fa
                            "first (nothing was imported)")
     known = _known(app, tool, warnings)
     ids = _ids(app, items, known)
-    checked = []
-    for item in items:
-        arrival = _arrival(app, item, ids, known, skipped, warnings)
-        if arrival is not None:
-            checked.append((item, arrival))
-    arrivals = _chains(checked, ids, skipped)
-    plan, unchanged = [], 0
-    for item, arrival in arrivals:
-        before = known.get(item.origin)
-        if before is not None and before.note.origin_digest == arrival.digest:
-            unchanged += 1
-            continue
-        plan.append((item, arrival, "new" if before is None else "updated"))
+    plan, unchanged = _plan(app, items, ids, known, skipped, warnings)
     removals = [(origin, known[origin]) for origin in dict.fromkeys(d.origin for d in deleted)
                 if origin in known and known[origin].note.status is not Status.ARCHIVED]
     notes = [Planned(a.id, a.draft.type, a.draft.title, how, i.personal) for i, a, how in plan]
@@ -211,27 +199,72 @@ def _target(target: str, ids: dict[str, str], app: App) -> str | None:
         try:
             check_path_target(target)
         except InvalidInput:
-            return None
-        return target
+            return None  # `..`, absolute, `~`: never a path out of the repository
+        root = app.memory.repo_root
+        return target if root is not None and (root / target).exists() else None
     if ID_PATTERN.fullmatch(target) and app.memory.taken(target):
         return target
     return None
 
 
-def _arrival(app: App, item: Item, ids: dict[str, str], known: dict[str, _Known],
-             skipped: list[Skipped], warnings: list[str]) -> Arrival | None:
-    """The item checked as a note (None: skipped, with the reason)."""
+def _plan(app: App, items: list[Item], ids: dict[str, str], known: dict[str, _Known],
+          skipped: list[Skipped], warnings: list[str]
+          ) -> tuple[list[tuple[Item, Arrival, str]], int]:
+    """The arrivals to write, each with `new` or `updated`, and how many are unchanged.
+
+    An item whose digest (over its fields with every id resolved, before any check) equals
+    the one its note recorded is unchanged: it was checked when that note was written. The
+    others are checked as a written note; when one fails, the plan is made again without it,
+    so no link or supersession points at a note that is not there."""
+    live = dict(ids)
+    failures: list[Skipped] = []
+    while True:
+        lines: list[Skipped] = []
+        notices: list[str] = []
+        raw = []
+        for item in items:
+            arrival = _resolved(app, item, live, lines, failures)
+            if arrival is not None:
+                raw.append((item, arrival))
+        plan, unchanged, failed = [], 0, []
+        for item, arrival in _chains(raw, live, lines):
+            before = known.get(item.origin)
+            if before is not None and before.note.origin_digest == arrival.digest:
+                unchanged += 1
+                continue
+            checked = _checked(app, item, arrival, failures, notices)
+            if checked is None:
+                failed.append(item.origin)
+                continue
+            if before is not None and before.note.origin_digest == checked.digest:
+                unchanged += 1  # a quarantined note: its digest is of the redacted text
+                continue
+            plan.append((item, checked, "new" if before is None else "updated"))
+        if not failed:
+            skipped += failures + lines
+            warnings += notices
+            return plan, unchanged
+        for origin in failed:
+            live.pop(origin, None)
+        items = [item for item in items if item.origin not in failed]
+
+
+def _resolved(app: App, item: Item, ids: dict[str, str], lines: list[Skipped],
+              failures: list[Skipped]) -> Arrival | None:
+    """The item's arrival with its links, files and remedy resolved, not yet checked (None:
+    it has no id, or a status loremap has no word for)."""
     where = item.where or item.origin
     if item.origin not in ids:
-        skipped.append(Skipped(where, f"no id can be made from the title {item.title!r}",
-                               item.origin))
+        if not any(f.origin == item.origin for f in failures):
+            failures.append(Skipped(where, f"no id can be made from the title "
+                                    f"{item.title!r}", item.origin))
         return None
     links: list[tuple[str, str]] = []
     for rel, target in item.links:
         resolved = _target(target, ids, app)
         if resolved is None:
-            skipped.append(Skipped(where, f"link {rel} -> {target}: no such note or path in "
-                                   "the source (the link is left out)", item.origin))
+            lines.append(Skipped(where, f"link {rel} -> {target}: no such note or path in "
+                                 "the source (the link is left out)", item.origin))
         elif resolved != ids[item.origin]:
             links.append((rel, resolved))
     files, repo = [], app.memory.repo_root
@@ -240,40 +273,57 @@ def _arrival(app: App, item: Item, ids: dict[str, str], known: dict[str, _Known]
                 and (repo / path).exists():
             files.append(path)
         else:
-            skipped.append(Skipped(where, f"file {path}: not in this repository (left out of "
-                                   "the note's files)", item.origin))
+            lines.append(Skipped(where, f"file {path}: not in this repository (left out of "
+                                 "the note's files)", item.origin))
     remedy = None
     if item.remedy:
         remedy = _target(item.remedy, ids, app)
         if remedy is None or is_path_target(remedy):
-            skipped.append(Skipped(where, f"remedy {item.remedy}: no such note in the source",
-                                   item.origin))
+            lines.append(Skipped(where, f"remedy {item.remedy}: no such note in the source",
+                                 item.origin))
             remedy = None
+    error = item.type == NoteType.ERROR.value
     draft = Draft(type=item.type, title=item.title, body=item.body, files=files,
                   links=list(dict.fromkeys(links)), tags=list(item.tags), source="import",
-                  error=item.error if item.type == NoteType.ERROR.value else "",
-                  remedy=remedy if item.type == NoteType.ERROR.value else None)
-    notes: list[str] = []
-    draft, quarantined = redacted(draft, notes)
+                  error=item.error if error else "", remedy=remedy if error else None)
+    try:
+        status = Status.parse(item.status)
+    except InvalidInput as exc:
+        failures.append(Skipped(where, str(exc), item.origin))
+        return None
+    aliases = tuple(a for a in (*item.aliases, *((item.slug,) if item.slug else ()))
+                    if a and a != ids[item.origin] and not _secret(a))
+    return Arrival(draft, ids[item.origin], item.tool, item.origin, "", status,
+                   aliases=aliases, recorded_at=_time(item.recorded_at),
+                   commit=item.commit if item.commit and not _secret(item.commit) else None,
+                   successes=max(item.successes, 0), failures=max(item.failures, 0))
+
+
+def _checked(app: App, item: Item, arrival: Arrival, failures: list[Skipped],
+             notices: list[str]) -> Arrival | None:
+    """`arrival` checked as a written note is (`drafts.check_draft`: type, title, body, size,
+    secrets); a secret is redacted and the note quarantined (None: it fails, with the
+    reason in `failures`)."""
+    where = item.where or item.origin
+    limit = app.settings.get_int("vault.max_note_bytes")
+    repo = app.memory.repo_root
     try:
         if _secret(item.origin):
             raise InvalidInput("its id in the source looks like a credential: not imported "
                                "(the id would be written in clear)")
-        check_draft(draft, "item", repo, app.settings.get_int("vault.max_note_bytes"))
-        status = Status.parse(item.status)
+        try:
+            check_draft(arrival.draft, "item", repo, limit)  # one scan when there is no secret
+        except SecretFound:
+            said: list[str] = []
+            draft, _ = redacted(arrival.draft, said)
+            check_draft(draft, "item", repo, limit)
+            notices.append(f"{where}: {said[-1]}")
+            done = arrival._replace(draft=draft, status=Status.QUARANTINED)
+            return done._replace(digest=_digest(done))
     except (InvalidInput, SecretFound) as exc:
-        skipped.append(Skipped(where, str(exc).replace("item.", ""), item.origin))
+        if not any(f.origin == item.origin for f in failures):
+            failures.append(Skipped(where, str(exc).replace("item.", ""), item.origin))
         return None
-    if quarantined:
-        warnings.append(f"{where}: {notes[-1]}")
-        status = Status.QUARANTINED
-    aliases = tuple(a for a in (*item.aliases, *((item.slug,) if item.slug else ()))
-                    if a and a != ids[item.origin] and not _secret(a))
-    arrival = Arrival(draft, ids[item.origin], item.tool, item.origin, "", status,
-                      aliases=aliases, recorded_at=_time(item.recorded_at),
-                      commit=item.commit if item.commit and not _secret(item.commit)
-                      else None, successes=max(item.successes, 0),
-                      failures=max(item.failures, 0))
     return arrival
 
 
