@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from loremap.errors import InvalidInput, MalformedNote, UnsafePath
 from loremap.imports.items import Item, Skipped
-from loremap.imports.rubi import fold
+from loremap.imports.rubi import fold, malformed
 
 if TYPE_CHECKING:
     from loremap.imports.run import Entry
@@ -125,7 +125,7 @@ def _walk(folder: Path, root: Path) -> Iterator[_File | Skipped]:
             meta, rest = (foreign_frontmatter(text, where) if text.lstrip("\ufeff")
                           .startswith("---") else ({}, text))
         except MalformedNote as exc:
-            yield Skipped(where, str(exc).removeprefix(f"{where}: "))
+            yield Skipped(where, malformed(exc, where))
             continue
         yield _File(where, meta, rest)
 

@@ -156,10 +156,18 @@ def _read_file(file: Path, root: Path, handoff: bool, personal: bool) -> Iterato
         meta, rest = foreign_frontmatter(text, where) if text.startswith(("---", "\ufeff---")) \
             else ({}, text)
     except MalformedNote as exc:
-        yield Skipped(where, str(exc).removeprefix(f"{where}: ").removeprefix(where + " "))
+        yield Skipped(where, malformed(exc, where))
         return
     yield from (_handoff(meta, rest, file, where, personal) if handoff
                 else _node(meta, rest, file, where, personal))
+
+
+def malformed(exc: MalformedNote, where: str) -> str:
+    """A YAML error as one line without the file name the report already gives
+    ("line 2: malformed frontmatter: ...")."""
+    text = str(exc).removeprefix(f"{where}:").strip()
+    number, sep, rest = text.partition(": ")
+    return f"line {number}: {rest}" if sep and number.isdigit() else text
 
 
 def _text(value: Any) -> str:
@@ -209,9 +217,9 @@ def _node(meta: dict[str, Any], rest: str, file: Path, where: str, personal: boo
     tipo = _text(meta.get("tipo") or meta.get("type"))
     kind = TYPES.get(fold(tipo))
     if kind is None:
-        known = ", ".join(sorted({k for k in TYPES if "_" not in k}))
+        known = "decisao, armadilha, conceito, bug, procedimento, erro, episodio, preferencia"
         yield Skipped(where, f"unknown tipo {tipo!r} (" + ("none given" if not tipo else
-                      "not mapped") + f"): use one of {known}", slug)
+                      "no loremap type for it") + f"): use one of {known} (docs/import.md)", slug)
         return
     raw_status = _text(meta.get("status")) or "ativo"
     status = STATUSES.get(fold(raw_status))

@@ -13,7 +13,7 @@ def run(args: argparse.Namespace) -> int:
     from loremap.imports.run import read_source, run_import
 
     entries = read_source(args.tool, args.path, args.bundle, args.database)
-    with App.open() as app:
+    with App.open(require_project=False) as app:  # personal notes need no project
         report = run_import(app, args.tool, entries, dry_run=args.dry_run,
                             progress=progress(args, f"importing from {args.tool}"))
     if args.json:
@@ -27,11 +27,11 @@ def run(args: argparse.Namespace) -> int:
     if report.dry_run and len(report.notes) > len(shown):
         out.append(f"  ... and {len(report.notes) - len(shown)} more")
     out += [f"? {s.where}: {s.reason}" for s in report.skipped]
-    types = ", ".join(f"{n} {key.removeprefix('type:')}" for key, n in c.items()
+    types = ", ".join(f"{key.removeprefix('type:')} {n}" for key, n in c.items()
                       if key.startswith("type:"))
     verb = "would import" if report.dry_run else "imported"
     out.append(f"{verb} from {args.tool}: {c['new']} new, {c['updated']} updated, "
                f"{c['archived']} archived, {c['unchanged']} unchanged, "
-               f"{count(c['skipped'], 'item')} skipped" + (f" ({types})" if types else ""))
+               f"{count(c['skipped'], 'item')} skipped" + (f"; by type: {types}" if types else ""))
     lines(out)
     return 0
