@@ -46,6 +46,8 @@ def test_an_import_on_the_shared_database(db: str, tmp_path: Path,
     bea = Machine(tmp_path / "bea", db, PROJECT, monkeypatch, capsys)
     (bea.root / "src" / "auth").mkdir(parents=True)
     (bea.root / "src" / "auth" / "login.ts").write_text("export {}\n", encoding="utf-8")
+    code, _, err = bea.run("import", "rubi", str(rubi))  # before a pull: they would be copies
+    assert code == 1 and "run `loremap sync pull` first" in err and not bea.files()
     bea.ok("sync", "pull")
     assert set(bea.files()) == set(files)
     theirs = bea.json("import", "rubi", str(rubi))

@@ -101,6 +101,7 @@ def run_import(app: App, tool: str, entries: Iterable[Entry], dry_run: bool = Fa
         raise InvalidInput("not in a loremap project: run `loremap init` in the repository "
                            "first (nothing was imported)")
     known = _known(app, tool, warnings)
+    _pulled(app, tool, known)
     ids = _ids(app, items, known)
     plan, unchanged = _plan(app, items, ids, known, skipped, warnings)
     removals = [(origin, known[origin]) for origin in dict.fromkeys(d.origin for d in deleted)
@@ -153,6 +154,25 @@ def _known(app: App, tool: str, warnings: list[str]) -> dict[str, _Known]:
             if note.origin_tool == tool and note.origin and note.origin not in out:
                 out[note.origin] = _Known(note, vault is app.memory.personal)
     return out
+
+
+def _pulled(app: App, tool: str, known: dict[str, _Known]) -> None:
+    """Refuse an import on a shared database that holds notes an import from `tool` wrote
+    elsewhere and this clone has not pulled: they would be imported a second time."""
+    if not app.shared:
+        return
+    from loremap.store.postgres.store import PostgresStore
+
+    store = app.store
+    assert isinstance(store, PostgresStore)
+    here = {k.note.id for k in known.values()}
+    marker = f"\nsource: import:{tool}\n"
+    missing = [doc.id for doc in store.docs().values()
+               if not doc.deleted and marker in doc.text and doc.id not in here]
+    if missing:
+        raise InvalidInput(f"the shared database holds {len(missing)} notes imported from "
+                           f"{tool} that this clone has not pulled (e.g. {missing[0]}): run "
+                           "`loremap sync pull` first (nothing was imported)")
 
 
 def _ids(app: App, items: list[Item], known: dict[str, _Known]) -> dict[str, str]:
