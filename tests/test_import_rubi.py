@@ -332,7 +332,7 @@ def test_without_the_cuba_reader_the_cli_says_so_in_one_line(project: Path, cli:
 
 def test_the_parser_offers_every_importer_the_import_path_knows() -> None:
     from loremap.cli.parser import build_parser
-    from loremap.imports.run import TOOLS
+    from loremap.imports.sources import TOOLS
 
     parser = build_parser(["import"])
     assert parser.parse_args(["import", "rubi", "."]).tool == "rubi"

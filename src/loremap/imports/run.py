@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from loremap.errors import InvalidInput, SecretFound
 from loremap.imports.items import Deleted, Item, Skipped
+from loremap.imports.report import Planned, Report
 from loremap.memory.drafts import Draft, check_draft, redacted
 from loremap.memory.imported import Arrival, Gone
 from loremap.memory.paths import check_path_target, is_path_target
@@ -39,48 +40,8 @@ if TYPE_CHECKING:
     from loremap.app import App
 
 Entry = Item | Skipped | Deleted
-FIRST = 5  # notes a dry run shows
 LARGE = 100  # notes to write from which an import draws its progress bar
 _TIME = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]00:?00)?)?")
-
-
-class Planned(NamedTuple):
-    """One note an import writes (or would): its id, type, title, and new or updated."""
-
-    id: str
-    type: str
-    title: str
-    change: str  # new | updated | archived
-    personal: bool = False
-
-
-class Report(NamedTuple):
-    """What an import did, or with `dry_run` would do."""
-
-    tool: str
-    dry_run: bool
-    notes: list[Planned]  # every note written (or to be), in the source's order
-    unchanged: int
-    skipped: list[Skipped]
-    warnings: list[str]
-
-    def counts(self) -> dict[str, int]:
-        """new, updated, archived, unchanged, skipped, and new notes by type."""
-        out = {"new": 0, "updated": 0, "archived": 0}
-        for note in self.notes:
-            out[note.change] += 1
-        by_type: dict[str, int] = {}
-        for note in self.notes:
-            if note.change != "archived":
-                by_type[note.type] = by_type.get(note.type, 0) + 1
-        return {**out, "unchanged": self.unchanged, "skipped": len(self.skipped),
-                **{f"type:{t}": n for t, n in sorted(by_type.items())}}
-
-    def as_dict(self) -> dict[str, object]:
-        return {"tool": self.tool, "dry_run": self.dry_run, "counts": self.counts(),
-                "notes": [n._asdict() for n in (self.notes[:FIRST] if self.dry_run
-                                                else self.notes)],
-                "skipped": [s._asdict() for s in self.skipped], "warnings": self.warnings}
 
 
 class _Known(NamedTuple):
@@ -403,50 +364,3 @@ def _digest(arrival: Arrival) -> str:
               arrival.superseded_by, list(arrival.aliases), arrival.recorded_at, arrival.commit,
               arrival.successes, arrival.failures]
     return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-TOOLS = ("rubi", "basic-memory", "cuba")
-
-
-def read_source(tool: str, path: str | None = None, bundle: str | None = None,
-                database: str | None = None) -> Iterable[Entry]:
-    """The reader of `tool` over its source: a folder (`path`), or for cuba-memorys a sync
-    bundle or a database URL."""
-    from pathlib import Path
-
-    if tool == "rubi":
-        from loremap.imports.rubi import read_vault
-
-        return read_vault(Path(_given(path, "rubi PATH")))
-    if tool == "basic-memory":
-        from loremap.imports.basic_memory import read_project
-
-        return read_project(Path(_given(path, "basic-memory PATH")))
-    if tool == "cuba":
-        return _cuba(bundle, database)
-    raise InvalidInput(f"unknown importer {tool!r}: use one of {', '.join(TOOLS)}")
-
-
-def _given(path: str | None, usage: str) -> str:
-    if not path:
-        raise InvalidInput(f"import {usage.split()[0]} needs a folder: loremap import {usage}")
-    return path
-
-
-def _cuba(bundle: str | None, database: str | None) -> Iterable[Entry]:
-    if (bundle is None) == (database is None):
-        raise InvalidInput("import cuba needs one source: --bundle DIR or --database URL")
-    import importlib
-
-    try:
-        cuba = importlib.import_module("loremap.imports.cuba")
-    except ModuleNotFoundError as exc:
-        if exc.name != "loremap.imports.cuba":
-            raise
-        raise InvalidInput("the cuba-memorys reader is unavailable in this version of "
-                           "loremap (nothing was imported)") from None
-    from pathlib import Path
-
-    entries: Iterable[Entry] = (cuba.read_bundle(Path(bundle)) if bundle is not None
-                                else cuba.read_database(database))
-    return entries

@@ -10,7 +10,8 @@ from loremap.cli.output import count, emit_json, lines, progress, warn
 
 
 def run(args: argparse.Namespace) -> int:
-    from loremap.imports.run import read_source, run_import
+    from loremap.imports.run import run_import
+    from loremap.imports.sources import read_source
 
     entries = read_source(args.tool, args.path, args.bundle, args.database)
     with App.open(require_project=False) as app:  # personal notes need no project
