@@ -385,3 +385,31 @@ def test_a_link_to_an_item_that_fails_its_checks_is_left_out(project: Path, cli:
     doctor = json.loads(cli("doctor", "--json").out)
     assert not [f for f in doctor["findings"] if f["check"] == "links"
                 and f["level"] != "ok"]
+
+
+def test_the_import_path_takes_any_reader_s_items(project: Path) -> None:
+    """What a reader of another tool (cuba-memorys) yields: an error with its remedy, a
+    procedure's track record, a row quarantined in the source, a type loremap has not."""
+    items = [
+        Item("cuba", "7", "error", "Pool exhausted", body="The pool ran out of connections.",
+             error="psycopg.errors.TooManyConnections: too many clients already",
+             remedy="12", where="errors/7.json"),
+        Item("cuba", "12", "procedure", "Raise the pool size", body="Set pool_max to 40.",
+             successes=5, failures=1, where="procedures/12.json"),
+        Item("cuba", "13", "concept", "A row kept out", body="Quarantined there.",
+             status="quarantined", where="entities/13.json"),
+        Item("cuba", "14", "entity", "Not a loremap type", body="x", where="entities/14.json"),
+    ]
+    with App.open(cwd=project) as app:
+        report = run_import(app, "cuba", items)
+    assert [(n.id, n.change) for n in report.notes] == [
+        ("error-pool-exhausted", "new"), ("procedure-raise-the-pool-size", "new"),
+        ("concept-a-row-kept-out", "new")]
+    error = note(project, "error-pool-exhausted")
+    assert error.remedy == "procedure-raise-the-pool-size" and error.signature
+    assert error.source.value == "import" and error.origin_tool == "cuba"
+    procedure = note(project, "procedure-raise-the-pool-size")
+    assert (procedure.successes, procedure.failures) == (5, 1)
+    assert note(project, "concept-a-row-kept-out").status.value == "quarantined"
+    (skipped,) = report.skipped
+    assert skipped.where == "entities/14.json" and "unknown note type 'entity'" in skipped.reason

@@ -237,8 +237,12 @@ def _resolved(app: App, item: Item, ids: dict[str, str], lines: list[Skipped],
     where = item.where or item.origin
     if item.origin not in ids:
         if not any(f.origin == item.origin for f in failures):
-            failures.append(Skipped(where, f"no id can be made from the title "
-                                    f"{item.title!r}", item.origin))
+            try:
+                NoteType.parse(item.type)
+                why = f"no id can be made from the title {item.title!r}"
+            except InvalidInput as exc:
+                why = str(exc)
+            failures.append(Skipped(where, why, item.origin))
         return None
     links: list[tuple[str, str]] = []
     for rel, target in item.links:
