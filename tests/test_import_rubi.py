@@ -343,6 +343,10 @@ def test_the_parser_offers_every_importer_the_import_path_knows() -> None:
 def test_cuba_needs_exactly_one_source(project: Path, cli: Cli, tmp_path: Path) -> None:
     both = cli("import", "cuba", "--bundle", str(tmp_path), "--database", "postgresql://x")
     assert both.code == 1 and "one source" in both.err
+    mixed = cli("import", "rubi", str(tmp_path), "--bundle", str(tmp_path))
+    assert mixed.code == 1 and "--bundle and --database are cuba's" in mixed.err
+    path = cli("import", "cuba", str(tmp_path))
+    assert path.code == 1 and "not a PATH" in path.err
 
 
 def test_a_large_import_draws_its_progress_bar_on_a_terminal(project: Path) -> None:

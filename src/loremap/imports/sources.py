@@ -24,6 +24,11 @@ def read_source(tool: str, path: str | None = None, bundle: str | None = None,
     bundle or a database URL."""
     from pathlib import Path
 
+    if tool != "cuba" and (bundle is not None or database is not None):
+        raise InvalidInput(f"--bundle and --database are cuba's; import {tool} reads a folder: "
+                           f"loremap import {tool} PATH")
+    if tool == "cuba" and path is not None:
+        raise InvalidInput("import cuba reads --bundle DIR or --database URL, not a PATH")
     if tool == "rubi":
         from loremap.imports.rubi import read_vault
 
