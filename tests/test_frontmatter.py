@@ -32,7 +32,8 @@ yaml_extra = st.dictionaries(
         lambda k: k not in {"id", "type", "title", "status", "files", "links", "supersedes",
                             "superseded_by", "tags", "aliases", "recorded_at", "valid_from",
                             "valid_to", "commit", "file_hashes", "source", "archived_reason",
-                            "successes", "failures", "signature", "remedy", "command"}),
+                            "successes", "failures", "signature", "remedy", "command",
+                            "origin", "origin_digest"}),
     st.one_of(st.integers(), st.booleans(), line_text, st.lists(st.integers(), max_size=3)),
     max_size=3,
 )
@@ -72,7 +73,13 @@ notes = st.builds(
     remedy=st.one_of(st.none(), ids),
     command=st.one_of(st.none(), line_text),
     extra=yaml_extra,
-)
+    origin_tool=st.none(),
+    origin=st.one_of(st.none(), line_text),
+    origin_digest=st.one_of(st.none(), st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
+).flatmap(lambda note: st.one_of(st.none(), st.from_regex(r"[a-z0-9][a-z0-9-]{0,12}",
+                                                          fullmatch=True)).map(
+    # `source: import:<tool>`: a tool is written with an imported note only.
+    lambda tool: note._replace(origin_tool=tool if note.source is Source.IMPORT else None)))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

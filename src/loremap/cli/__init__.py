@@ -16,6 +16,10 @@ from collections.abc import Sequence
 READS = frozenset({"search", "map", "show", "list"})
 
 
+# Commands whose module cannot bear their name (`import` is a Python keyword).
+_MODULES = {"import": "imports"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `loremap` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -42,7 +46,8 @@ def run(arguments: list[str]) -> int:
     from loremap.errors import UserError
 
     try:
-        module = importlib.import_module(f"loremap.cli.commands.{args.command.replace('-', '_')}")
+        name = _MODULES.get(args.command, args.command.replace("-", "_"))
+        module = importlib.import_module(f"loremap.cli.commands.{name}")
         with context.quieted(bool(args.quiet)), acting_as(Actor("human")):  # in the audit
             code: int = module.run(args)
         return code

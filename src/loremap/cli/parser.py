@@ -57,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "daemon": "the warm per-user process hooks and MCP sessions use: start, stop, status, units",
     "completions": "print the shell completion script (bash, zsh, tcsh, fish, powershell)",
     "bundle": "build loremap's Claude Desktop extension (.mcpb) from this installation",
+    "import": "import notes from Rubi, basic-memory or cuba-memorys (--dry-run: show what)",
 }
 
 SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
@@ -392,6 +393,21 @@ def _sync(p: argparse.ArgumentParser) -> None:
                    help="allow a sync that deletes at least 25 notes and more than 10%% of them")
 
 
+def _import(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tool", choices=("rubi", "basic-memory", "cuba"),
+                   help="rubi: a .rubi/ folder or a _pessoal one; basic-memory: a project "
+                        "folder; cuba: cuba-memorys, with --bundle or --database")
+    p.add_argument("path", nargs="?", default=None, metavar="PATH",
+                   help="with rubi and basic-memory: the folder to read")
+    p.add_argument("--bundle", metavar="DIR", default=None,
+                   help="with cuba: a sync bundle (`cuba-memorys sync export`)")
+    p.add_argument("--database", metavar="URL", default=None,
+                   help="with cuba: its PostgreSQL database")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show what would be written (counts, the first notes, every item "
+                        "skipped and why); write nothing")
+
+
 def _judge(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("enable", "status", "disable"),
                    help="enable: download (a Hugging Face name) or take (a folder) an NLI "
@@ -512,6 +528,7 @@ _ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], object]] = {
     "daemon": _daemon,
     "completions": lambda p: p.add_argument("shell", choices=SHELLS,
                                             help="the shell the script is for"),
+    "import": _import,
     "bundle": lambda p: p.add_argument(
         "--output", "-o", metavar="FILE", default=None,
         help="where to write the bundle (default: ./loremap-VERSION.mcpb)"),

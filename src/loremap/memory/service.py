@@ -38,6 +38,7 @@ from loremap.memory.drafts import (
     refuse_secrets,
 )
 from loremap.memory.drafts import redacted as redact_draft
+from loremap.memory.imported import Arrival, Gone
 from loremap.memory.paths import is_path_target
 from loremap.memory.stamps import Changes, stat_signature
 from loremap.memory.written import Write, hash_of
@@ -359,6 +360,10 @@ class Memory:
             command=command_key(draft.command) if draft.command else None,
         )
 
+    def taken(self, note_id: str) -> bool:
+        """Whether a note has the id `note_id` (a file of a vault, or a shared database's)."""
+        return self._taken(note_id)
+
     def _taken(self, note_id: str) -> bool:
         """An id is taken by a file of a vault, or (in a shared database, which holds the
         other machines' notes too) by a note of the index."""
@@ -578,7 +583,89 @@ class Memory:
             out.warnings.append(f"remedy {note.remedy}: no such note yet (kept; the hooks name "
                                 "it once it exists)")
 
+    # --- import -------------------------------------------------------------------------------
+
+    def import_notes(self, arrivals: Sequence[Arrival], removals: Sequence[Gone],
+                     personal: bool = False,
+                     progress: Callable[[int, int], None] | None = None) -> Outcome:
+        """Write the notes of an import (`imports/run.py` decided their ids, links and
+        supersessions) and archive the ones whose origin the source deleted, all or none: one
+        vault lock, one index transaction, one batch of files, one audit record `import` per
+        note changed. A note whose file would be the same bytes is not written; an id that
+        became another note's since the import planned it is a conflict (nothing written)."""
+        from loremap.errors import Conflict
+        from loremap.memory.imported import imported_note
+
+        vault = self._target(personal)
+        out = Outcome()
+        now = self.clock()
+        today = now.date().isoformat()
+        with self._files_and_index(vault) as write:
+            changes: list[tuple[Note, Change, str]] = []
+            for arrival in arrivals:
+                before, data = self._imported_before(vault, arrival.id, arrival.tool,
+                                                     arrival.origin)
+                if data is not None and before is None:
+                    raise Conflict(f"'{arrival.id}' is now another note's id (written since the "
+                                   "import planned it); run the import again")
+                built = self._build(arrival.draft, arrival.id, now)
+                note = imported_note(built, arrival, before, today)
+                rendered = vault.render(note)
+                if rendered != data:
+                    changes.append((note, Change(note.id, rendered, data),
+                                    "new" if data is None else "updated"))
+            for removal in removals:
+                before, data = self._imported_before(vault, removal.id, removal.tool,
+                                                     removal.origin)
+                if before is None or before.status is Status.ARCHIVED:
+                    continue
+                gone = before._replace(status=Status.ARCHIVED,
+                                       archived_reason=f"deleted in {removal.tool}")
+                changes.append((gone, Change(gone.id, vault.render(gone), data), "archived"))
+            if changes:
+                write.land(Batch(vault, [change for _, change, _ in changes]))
+            for done, (note, change, how) in enumerate(changes, start=1):
+                loaded = vault.written(note, change.data)
+                self._index(loaded, scanned=True)  # rendered from checked (redacted) fields
+                write.record(vault.scope, "import", note.id, hash_of(change.before),
+                             loaded.content_hash, note.title,
+                             f"{how} from {note.origin_tool}: {note.origin}")
+                out.ids.append(note.id)
+                out.paths.append(vault.display(vault.path_for(note.id)))
+                out.counts[how] = out.counts.get(how, 0) + 1
+                if progress is not None:
+                    progress(done, len(changes))
+        return out
+
+    def _imported_before(self, vault: Vault, note_id: str, tool: str, origin: str
+                         ) -> tuple[Note | None, bytes | None]:
+        """The note under `note_id` if it was imported from (`tool`, `origin`), and its
+        file's bytes (None: no file)."""
+        if not vault.exists(note_id):
+            return None, None
+        data = read_nofollow(vault.path_for(note_id))[0]
+        note = vault.read(note_id).note
+        same = note.origin_tool == tool and note.origin == origin
+        return (note if same else None), data
+
     # --- read, list, search, forget ---------------------------------------------------------
+
+    def aliased(self, name: str) -> str | None:
+        """The id of the note that has `name` among its aliases (an imported note's old id),
+        project vault first; None when none has. Reads every note file: it is asked only when
+        nothing has that id or path."""
+        name = name.strip()
+        for vault in self.vaults:
+            if not vault.notes_dir.is_dir():
+                continue
+            for file in vault.scan():
+                try:
+                    note = vault.load(file).note
+                except (MalformedNote, OSError):
+                    continue
+                if name in note.aliases:
+                    return note.id
+        return None
 
     def linked_from(self, note_id: str) -> list[Edge]:
         """The edges of other nodes pointing at the note."""

@@ -77,6 +77,9 @@ class Source(enum.StrEnum):
     AUTO = "auto"
 
 
+IMPORT_TOOL = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+"""The name of a tool notes are imported from (`source: import:<tool>`)."""
+
 MAX_ID_LENGTH = 80
 # The shared default of the mapping fields: read-only, so no note can change another's.
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -135,6 +138,11 @@ class Note(NamedTuple):
     remedy: str | None = None
     command: str | None = None
     extra: Mapping[str, Any] = _EMPTY
+    # An imported note (`loremap import`): the tool it came from (`source: import:<tool>`), its
+    # id there, and the digest of what was imported (a re-import of the same writes nothing).
+    origin_tool: str | None = None
+    origin: str | None = None
+    origin_digest: str | None = None
 
     def targets(self) -> list[tuple[str, str]]:
         """Every (relation, target) this note declares, supersedes included."""

@@ -101,10 +101,16 @@ def read(app: App, target: str, freshness: Freshness, cwd: Path | None = None,
     if not target:
         raise InvalidInput("read what? give a note id, a file path or a module path")
     warnings = refresh(app, freshness)
-    page: Page | None = _note_page(app, target) if _is_id(target) else None
-    if page is None and app.root is not None:
+    named = not is_path_target(target)
+    page: Page | None = _note_page(app, target) if named and _valid_id(target) else None
+    if page is None and app.root is not None and (not named or _valid_id(target)):
         page = _code_page(app, target, app.root if cwd is None else cwd)
-    if page is None and _is_id(target):
+    if page is None:
+        # An imported note keeps its old id (a Rubi slug, a basic-memory permalink) as an
+        # alias: `read` of it opens the note (looked for only when nothing else is named so).
+        aliased = app.memory.aliased(target)
+        page = _note_page(app, aliased) if aliased is not None else None
+    if page is None and named and _is_id(target):
         raise NotFound(f"nothing named '{target}': no note with id '{target}', and no module of "
                        "that name in the code map (try search, or map for the modules)")
     if page is None:
@@ -125,6 +131,13 @@ def page_node(page: Page) -> str:
     if isinstance(page, FilePage):
         return page.view.path
     return (page.module or ".") + "/"
+
+
+def _valid_id(target: str) -> bool:
+    try:
+        return bool(check_id(target))
+    except InvalidInput:
+        return False
 
 
 def _is_id(target: str) -> bool:

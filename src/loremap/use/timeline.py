@@ -31,7 +31,7 @@ EVENTS = 1000  # events returned at most, newest first (the total is exact)
 # note's knowledge here (a pull's new note is also a file `recorded_at` dates) and are left out.
 VERBS = {"remember": "recorded", "supersede": "superseded", "archive": "forgotten",
          "purge": "purged", "erase": "erased", "quarantine": "quarantined",
-         "outcome": "outcome", "merge": "merged"}
+         "outcome": "outcome", "merge": "merged", "import": "imported"}
 ORDER = {verb: n for n, verb in enumerate(dict.fromkeys(VERBS.values()))}
 _BY = re.compile(r"superseded by ([a-z0-9-]+)")
 

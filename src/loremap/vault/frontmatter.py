@@ -31,6 +31,7 @@ import yaml
 from loremap.errors import InvalidInput, MalformedNote
 from loremap.model import Link, Note, NoteType, Relation, Source, Status, check_id
 from loremap.model.code import is_path_target, module_of, module_slug
+from loremap.model.note import IMPORT_TOOL
 from loremap.vault.quoting import double_quoted
 
 try:
@@ -67,7 +68,7 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 _STR_TAG = "tag:yaml.org,2002:str"
 _SCALAR_KEYS = ("id", "type", "title", "status", "supersedes", "superseded_by", "recorded_at",
                 "valid_from", "valid_to", "commit", "source", "archived_reason", "signature",
-                "remedy", "command")
+                "remedy", "command", "origin", "origin_digest")
 _LIST_KEYS = ("files", "tags", "aliases")
 _COUNT_KEYS = ("successes", "failures")
 KNOWN_KEYS = frozenset((*_SCALAR_KEYS, *_LIST_KEYS, *_COUNT_KEYS, "links", "file_hashes"))
@@ -374,7 +375,8 @@ def parse_note(text: str, path: str) -> Note:
 
     note_id, note_type = typed("id", check_id), typed("type", NoteType.parse)
     remedy = typed("remedy", check_id) if known.get("remedy") else None
-    status, source = typed("status", Status.parse, "active"), typed("source", Source, "agent")
+    status, (source, tool) = typed("status", Status.parse, "active"), typed("source", _source,
+                                                                           "agent")
     title = " ".join(str(known["title"]).split())
     return Note(
         id=note_id, type=note_type, title=title, body=_split_body(rest, title), status=status,
@@ -386,8 +388,41 @@ def parse_note(text: str, path: str) -> Note:
         file_hashes=known.get("file_hashes", {}), source=source,
         archived_reason=known.get("archived_reason"), successes=known.get("successes", 0),
         failures=known.get("failures", 0), signature=known.get("signature") or None,
-        remedy=remedy, command=known.get("command") or None, extra=extra,
+        remedy=remedy, command=known.get("command") or None, extra=extra, origin_tool=tool,
+        origin=known.get("origin") or None, origin_digest=known.get("origin_digest") or None,
     )
+
+
+def _source(value: str) -> tuple[Source, str | None]:
+    """`source`: agent, human, import, auto, or `import:<tool>` (a note `loremap import`
+    wrote: the tool it came from)."""
+    kind, sep, tool = value.partition(":")
+    if not sep:
+        return Source(value), None
+    if kind != Source.IMPORT.value or not IMPORT_TOOL.fullmatch(tool):
+        raise ValueError(f"{value!r} is not import:<tool> (a tool's name in lowercase)")
+    return Source.IMPORT, tool
+
+
+def foreign_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
+    """Another tool's markdown file (an importer's): its frontmatter as plain data (dates as
+    ISO text) and the rest of the file, read with a note's guards: capped before YAML sees
+    it, anchors and aliases refused, a YAML error naming its line (`MalformedNote`)."""
+    yaml_text, rest, _ = split_frontmatter(text, path)
+    _check_size(yaml_text, path)
+    loader = _Loader(yaml_text)
+    try:
+        node = _compose(loader, yaml_text, path)
+        raw = _Raw(path, 2)
+        seen: dict[object, int] = {}
+        data: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = raw.key(key_node, seen)
+            raw.tree(key, value_node)
+            data[key] = raw.value(loader, key, value_node)
+    finally:
+        loader.dispose()
+    return data, rest
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -497,13 +532,15 @@ def render_frontmatter(note: Note) -> str:
     ]
     hashes = ", ".join(f"{_flow_key(k)}: {_flow_key(v)}" for k, v in note.file_hashes.items())
     lines.append(f"file_hashes: {{{hashes}}}")
-    lines.append(f"source: {note.source.value}")
+    tool = f":{note.origin_tool}" if note.source is Source.IMPORT and note.origin_tool else ""
+    lines.append(f"source: {note.source.value}{tool}")
     if note.archived_reason is not None:
         lines.append(f"archived_reason: {scalar(note.archived_reason)}")
     if note.successes or note.failures:
         lines += [f"successes: {note.successes}", f"failures: {note.failures}"]
     for key, value in (("signature", note.signature), ("remedy", note.remedy),
-                       ("command", note.command)):
+                       ("command", note.command), ("origin", note.origin),
+                       ("origin_digest", note.origin_digest)):
         if value is not None:
             lines.append(f"{key}: {scalar(value)}")
     text = "\n".join(lines) + "\n" + _extra_yaml(note.extra)
