@@ -106,9 +106,7 @@ def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None,
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE", "OTEL_"))}
     if daemon:
-        # The hooks and `loremap serve` go through the running daemon; Claude Code is left to
-        # its own default (`claude -p` sends its first request with the servers connected by
-        # then): a warm connect must be fast enough on its own.
+        # The hooks and `loremap serve` go through the running daemon.
         env.pop("LOREMAP_DAEMON", None)
     env.update({
         "HOME": str(tmp_path / "claude-home"),
@@ -123,8 +121,11 @@ def claude_env(tmp_path: Path, base_url: str, path_first: Path | None = None,
         # connect on a loaded machine (the SDK import alone), so that request went out without
         # loremap's tools. Outcome: told to block, it waits for the servers (up to
         # MCP_CONNECT_TIMEOUT_MS); MCP_TIMEOUT is how long one server may take to connect.
-        **({} if daemon else {"MCP_CONNECTION_NONBLOCKING": "false",
-                              "MCP_CONNECT_TIMEOUT_MS": "120000", "MCP_TIMEOUT": "120000"}),
+        # Through a warm daemon too: connecting in a process start is a speed, measured by
+        # bench/mcp.py (p50 next to the cold start), and a machine loaded enough stretches a
+        # process start past Claude Code's first request.
+        "MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "120000",
+        "MCP_TIMEOUT": "120000",
         # This venv's `loremap` and `loremap-hook` first: the plugin names them bare.
         "PATH": os.pathsep.join([*([str(path_first)] if path_first else []),
                                  str(Path(sys.executable).parent), env.get("PATH", "")]),
@@ -259,11 +260,10 @@ def test_the_first_request_offers_the_tools_of_an_mcp_server_that_starts_late(
     assert NOTE_TITLE in json.dumps(tool_result(run, recall_id))
 
 
-def test_through_a_warm_daemon_the_first_request_offers_the_tools_without_waiting(
-        claude, shop, tmp_path):
-    """Claude Code's default for `claude -p`: the first request goes out with the MCP servers
-    connected by then. Through a warm daemon `loremap serve` connects in a process start, so
-    the tools are there; the hooks answer through the daemon too."""
+def test_through_a_warm_daemon_the_session_and_the_hooks_answer(claude, shop, tmp_path):
+    """Claude Code with a warm daemon: `loremap serve` relays the MCP session to it and the
+    hooks answer through it; the recall, the map and the prompt's memory are the same as in
+    their own processes. (How fast the relay connects is bench/mcp.py's to measure.)"""
     from loremap import wire
 
     env = {k: v for k, v in os.environ.items() if k != "LOREMAP_DAEMON"}
