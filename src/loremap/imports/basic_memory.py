@@ -28,8 +28,8 @@ concepts, the kind kept as a tag), its tags the frontmatter's and the observatio
 its body the text with the observations (the relations become links and leave the body). A
 relation's `[[Target]]` names an entity by title or permalink; one to no entity of the project
 is skipped by the import path with the reason. Symlinks are refused (never followed), hidden
-folders (`.basic-memory/`, `.git/`) are not read, a file over `MAX_FILE_BYTES` is not read, and
-malformed YAML is one line naming the file.
+folders (`.basic-memory/`, `.git/`) are not read, and each file is read as `markdown.py` reads
+every folder importer's (no link followed, a size cap, malformed YAML one line naming it).
 """
 
 from __future__ import annotations
@@ -40,15 +40,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from loremap.errors import InvalidInput, MalformedNote, UnsafePath
+from loremap.errors import InvalidInput
 from loremap.imports.items import Item, Skipped
-from loremap.imports.rubi import fold, malformed
+from loremap.imports.markdown import read_markdown
+from loremap.imports.rubi import fold
 
 if TYPE_CHECKING:
     from loremap.imports.run import Entry
 
 TOOL = "basic-memory"
-MAX_FILE_BYTES = 1024 * 1024
 TYPES = ("decision", "bug", "gotcha", "concept", "procedure", "error", "episode", "preference")
 RELATIONS = {
     "about": "about", "describes": "about", "documents": "about", "affects": "affects",
@@ -92,8 +92,6 @@ def read_project(path: Path) -> Iterator[Entry]:
 
 
 def _walk(folder: Path, root: Path) -> Iterator[_File | Skipped]:
-    from loremap.vault.frontmatter import foreign_frontmatter
-    from loremap.vault.fs import read_nofollow
 
     for child in sorted(folder.iterdir()):
         where = str(child.relative_to(root))
@@ -108,25 +106,11 @@ def _walk(folder: Path, root: Path) -> Iterator[_File | Skipped]:
             continue
         if child.suffix != ".md":
             continue
-        size = child.lstat().st_size
-        if size > MAX_FILE_BYTES:
-            yield Skipped(where, f"the file is {size:,} bytes, over the importer's "
-                          f"{MAX_FILE_BYTES:,}-byte limit: not read")
+        read = read_markdown(child, where)
+        if isinstance(read, Skipped):
+            yield read
             continue
-        try:
-            text = read_nofollow(child)[0].decode("utf-8")
-        except UnsafePath as exc:
-            yield Skipped(where, str(exc))
-            continue
-        except (OSError, UnicodeDecodeError) as exc:
-            yield Skipped(where, f"unreadable: {exc}")
-            continue
-        try:
-            meta, rest = (foreign_frontmatter(text, where) if text.lstrip("\ufeff")
-                          .startswith("---") else ({}, text))
-        except MalformedNote as exc:
-            yield Skipped(where, malformed(exc, where))
-            continue
+        meta, rest = read
         yield _File(where, meta, rest)
 
 

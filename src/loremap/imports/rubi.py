@@ -32,7 +32,7 @@ imported handoff is history: what a past session did and left, found by search w
 date). A node of an unknown `tipo` is skipped with the reason; a file that is a symlink is
 refused (never followed, inside the folder or out of it), as is a folder linked out of the
 source; malformed YAML is one line naming the file, the rest imported; a file over
-`MAX_FILE_BYTES` is not read.
+`markdown.MAX_FILE_BYTES` is not read.
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loremap.errors import InvalidInput, MalformedNote, UnsafePath
+from loremap.errors import InvalidInput
 from loremap.imports.items import Item, Skipped
+from loremap.imports.markdown import read_markdown
 
 if TYPE_CHECKING:
     from loremap.imports.run import Entry
 
 TOOL = "rubi"
-MAX_FILE_BYTES = 1024 * 1024  # a node file larger than this is not read
 TYPES = {
     "decisao": "decision", "decision": "decision", "convencao": "decision",
     "armadilha": "gotcha", "gotcha": "gotcha", "licao": "gotcha", "cuidado": "gotcha",
@@ -130,45 +130,14 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _read_file(file: Path, root: Path, handoff: bool, personal: bool) -> Iterator[Entry]:
-    from loremap.vault.frontmatter import foreign_frontmatter
-    from loremap.vault.fs import read_nofollow
-
     where = _rel(file, root)
-    if file.is_symlink():
-        yield Skipped(where, f"refused: a symlink to {os.readlink(file)}; loremap does not "
-                      "follow links in the source folder")
+    read = read_markdown(file, where)
+    if isinstance(read, Skipped):
+        yield read
         return
-    size = file.lstat().st_size
-    if size > MAX_FILE_BYTES:
-        yield Skipped(where, f"the file is {size:,} bytes, over the importer's "
-                      f"{MAX_FILE_BYTES:,}-byte limit: not read")
-        return
-    try:
-        data = read_nofollow(file)[0]
-        text = data.decode("utf-8")
-    except UnsafePath as exc:
-        yield Skipped(where, str(exc))
-        return
-    except (OSError, UnicodeDecodeError) as exc:
-        yield Skipped(where, f"unreadable: {exc}")
-        return
-    try:
-        meta, rest = foreign_frontmatter(text, where) if text.startswith(("---", "\ufeff---")) \
-            else ({}, text)
-    except MalformedNote as exc:
-        yield Skipped(where, malformed(exc, where))
-        return
+    meta, rest = read
     yield from (_handoff(meta, rest, file, where, personal) if handoff
                 else _node(meta, rest, file, where, personal))
-
-
-def malformed(exc: MalformedNote, where: str) -> str:
-    """A YAML error as one line without the file name the report already gives
-    ("line 2: malformed frontmatter: ...")."""
-    text = str(exc).removeprefix(f"{where}:").strip()
-    number, sep, rest = text.partition(": ")
-    return f"line {number}: {rest}" if sep and number.isdigit() else text
-
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value).strip()
