@@ -20,6 +20,7 @@ import pytest
 from conftest import Result, git
 from test_erase import TITLE, WORDS, body, files_under, found_in
 
+
 def personal_index() -> Path:
     return Path(os.environ["LOREMAP_HOME"]) / "cache" / "personal-index.sqlite"
 
