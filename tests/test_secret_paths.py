@@ -128,7 +128,8 @@ def test_a_hand_written_note_with_a_key_is_quarantined_at_index_and_never_recall
     assert doctor.code == 1
     assert ".loremap/notes/gotcha-staging-database.md line 11 holds a private key block" in \
         doctor.out + doctor.err
-    assert "loremap forget gotcha-staging-database --purge" in doctor.out + doctor.err
+    assert ('`loremap forget gotcha-staging-database --erase --reason "leaked secret"`'
+            in doctor.out + doctor.err)
     assert path.read_bytes() == before  # the user's file is never rewritten
 
     path.write_text(_HAND_WRITTEN.format(key="(kept in the team vault)"), encoding="utf-8")

@@ -6,9 +6,10 @@ constructs stores or services, and there are no module-level singletons.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -108,7 +109,9 @@ class App:
         chains = Chains(store, settings, root)
         memory = Memory(store, analyzer, personal, project, repo_root=root,
                         commit=(lambda: head_commit(root)) if root is not None else (lambda: None),
-                        audit=chains)
+                        audit=chains,
+                        personal_index=None if loremap_dir is None
+                        else (lambda: app.personal_store()))
         app = cls(settings, user, root, loremap_dir, store, memory, notices, chains)
         app._check_analyzer(analyzer.signature)
         return app
@@ -294,6 +297,29 @@ class App:
         if self._personal is None:
             self._personal = App._wire(self.settings, self.user, None, None, False)
         return self._personal
+
+    @contextlib.contextmanager
+    def personal_store(self) -> Iterator[IndexStore | None]:
+        """The personal vault's own index (`<cache>/personal-index.sqlite`) for a moment, when
+        this App's index is another one (`Memory.erase` of a personal note reaches it): beside
+        a shared database the one `personal_index` holds; in a project on SQLite the file as
+        the last command outside any project left it (opened, and closed after), or None when
+        it was never built."""
+        path = self.user.cache / PERSONAL_INDEX_FILE
+        if self.loremap_dir is None:
+            yield None  # outside any project this App's index is that file
+        elif self.shared:
+            personal = self.personal_index()
+            yield None if personal is None else personal.store
+        elif not path.is_file():
+            yield None
+        else:
+            store = SqliteStore(path, self.memory.analyzer,
+                                self.settings.get_int("index.busy_timeout_ms"))
+            try:
+                yield store
+            finally:
+                store.close()
 
     def list_notes(self, types: Sequence[str] = (), statuses: Sequence[str] = ()
                    ) -> list[IndexedNote]:

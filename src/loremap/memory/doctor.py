@@ -165,33 +165,65 @@ def _check_links_sections(memory: Memory, fix: bool) -> list[Finding]:
                     fixed=fix)]
 
 
-def _check_quarantined(memory: Memory) -> list[Finding]:
-    """Note files that hold a credential, which the index keeps out of recall (`guarded`).
+ERASE_REASON = "leaked secret"
 
-    loremap's own writes refuse a credential, so each one was written by hand or pulled.
-    `--fix` leaves them: only a person can remove the secret (and rotate it: it is in git).
-    A note stored with `--quarantine` is already redacted and is not listed.
-    """
+
+def erase_command(note_id: str) -> str:
+    """The command that removes every copy of a note holding a secret (`Memory.erase`)."""
+    return f'`loremap forget {note_id} --erase --reason "{ERASE_REASON}"`'
+
+
+def _check_secrets(memory: Memory) -> list[Finding]:
+    """Credentials found after the fact: every note file of each vault scanned (a hand edit, a
+    `git pull`: loremap's own writes refuse one, and the index keeps such a note out of recall,
+    `guarded`), and on a shared database every text it keeps, each earlier version included
+    (a text stored before the scanner knew its kind of key stays in `note_versions` when the
+    note is edited). `--fix` leaves them: only a person can rotate a secret (git has it).
+    Each finding names the command that erases every copy (`forget --erase`: the file, the
+    index rows, every version on the database, the quotes beside the notes)."""
     from loremap.vault.secrets import scan
 
     out = []
+    named: set[str] = set()
     for vault in memory.vaults:
-        for row in memory.store.list_notes(statuses=[Status.QUARANTINED.value],
-                                           scope=vault.scope):
-            if not vault.exists(row.id):
-                continue
+        for file in vault.scan():
             try:
-                loaded = vault.read(row.id)
-            except (MalformedNote, UnsafePath):
+                loaded = vault.load(file)
+            except (MalformedNote, UnsafePath, OSError):
                 continue  # the index and symlink checks name these
             found = scan(loaded.text)
-            if loaded.note.status is Status.QUARANTINED or not found:
+            if not found or file.id in named:
                 continue
-            shown = vault.display(loaded.file.path)
-            out.append(Finding("error", "secrets", f"{shown} line {found[0].line} holds a "
-                               f"{found[0].kind}: it is kept out of recall; remove it from the "
-                               f"file (and rotate it: git has it) or run `loremap forget "
-                               f"{row.id} --purge`"))
+            named.add(file.id)
+            out.append(Finding("error", "secrets", f"{vault.display(file.path)} line "
+                               f"{found[0].line} holds a {found[0].kind}, kept out of recall: "
+                               "rotate it (git has it), then erase every copy with "
+                               f"{erase_command(file.id)}"))
+    if memory.store.shared:
+        out += _shared_secrets(memory, named)
+    return out
+
+
+def _shared_secrets(memory: Memory, named: set[str]) -> list[Finding]:
+    """The texts of the shared database that hold a secret, one finding per note not already
+    named by its file here."""
+    from loremap.store.postgres.store import PostgresStore
+    from loremap.vault.secrets import scan
+
+    store = memory.store
+    assert isinstance(store, PostgresStore)
+    out = []
+    for note_id, which, text in store.every_text():
+        if note_id in named:
+            continue
+        found = scan(text)
+        if not found:
+            continue
+        named.add(note_id)
+        out.append(Finding("error", "secrets", f"the shared database's note {note_id}: {which} "
+                           f"holds a {found[0].kind} on line {found[0].line}: rotate it, then "
+                           f"erase the note and every version of it with "
+                           f"{erase_command(note_id)}"))
     return out
 
 
@@ -338,7 +370,7 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
         findings += _check_index(memory, fix)
         findings += _check_supersession(memory, fix)
         findings += _check_links_sections(memory, fix)
-        findings += _check_quarantined(memory)
+        findings += _check_secrets(memory)
     except UnsafePath:
         pass  # a vault folder linked out: named by the symlinks check, nothing to compare
     findings += _check_links(memory)

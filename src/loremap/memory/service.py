@@ -63,6 +63,9 @@ from loremap.vault.layout import LoadedNote, NoteFile, Vault
 LOREMAP_NOTES = ".loremap/notes"
 
 Clock = Callable[[], dt.datetime]
+# Opens the personal vault's own index (`<cache>/personal-index.sqlite`) for a moment, or
+# yields None when there is none to reach (never built, or it is this Memory's own store).
+PersonalIndex = Callable[[], contextlib.AbstractContextManager[Store | None]]
 _SIGNATURE = "vault.signature"
 
 
@@ -126,7 +129,8 @@ class Memory:
     def __init__(self, store: Store, analyzer: Analyzer, personal: Vault,
                  project: Vault | None = None, repo_root: Path | None = None,
                  commit: Callable[[], str | None] = lambda: None, clock: Clock = utc_now,
-                 audit: Callable[[Vault], AuditLog] | None = None) -> None:
+                 audit: Callable[[Vault], AuditLog] | None = None,
+                 personal_index: PersonalIndex | None = None) -> None:
         self.store = store
         self.analyzer = analyzer
         self.project = project
@@ -135,6 +139,9 @@ class Memory:
         self.commit = commit
         self.clock = clock
         self.audit = audit  # each vault's audit chain (None: nothing recorded)
+        # The personal notes' own index when `store` is another one (a project's index, a
+        # shared database): an erasure of a personal note reaches it too (`erase`).
+        self.personal_index = personal_index
 
     @property
     def vaults(self) -> list[Vault]:
@@ -780,9 +787,32 @@ class Memory:
             write.record(vault.scope, ERASE, note_id, hash_of(removal.before), "",
                          detail=reason)
         out.warnings += self.store.compact()
+        if vault is self.personal:
+            out.warnings += self._erase_from_personal_index(note_id)
         out.paths += self.scrub(note_id, texts)
         out.counts = {"erased": 1}
         return out
+
+    def _erase_from_personal_index(self, note_id: str) -> list[str]:
+        """Trigger: a personal note erased through an index that is not the personal vault's
+        own (a project's, a shared database). Why: that index (`<cache>/personal-index.sqlite`,
+        read outside any project and beside a shared database) holds the note's rows too, and
+        would until a `reindex` outside the project. Outcome: its rows erased there as here
+        (`secure_delete`, the FTS index merged) and the file compacted; a warning when it
+        cannot be reached (locked, unreadable), and the note's file is gone all the same."""
+        if self.personal_index is None:
+            return []
+        try:
+            with self.personal_index() as store:
+                if store is None:
+                    return []
+                with store.write():
+                    store.set_meta(_SIGNATURE, "")
+                    store.erase_note(note_id)
+                return store.compact()
+        except StoreError as exc:
+            return [f"the personal index could not erase the note ({exc}): it may "
+                    "hold its text until `loremap reindex` is run outside any project"]
 
     def _known_texts(self, note_id: str, vault: Vault | None) -> list[str]:
         """Every text of the note this clone can read: its file's, and on a shared database

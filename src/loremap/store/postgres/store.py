@@ -563,6 +563,19 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
             (self.project, note_id))
         return [KeptVersion(*r) for r in rows]
 
+    def every_text(self) -> Iterator[tuple[str, str, str]]:
+        """Every note text the database keeps for the project, as (id, which, text): each
+        current text (a tombstone's last one included; an erased one has none), then each
+        earlier version, `which` saying which (for `doctor`'s secret scan)."""
+        for note_id, version, text in self.execute(
+                "SELECT id, version, text FROM note_docs WHERE project = %s AND text <> '' "
+                "ORDER BY id", (self.project,)).fetchall():
+            yield note_id, f"its current text (version {version})", text
+        for note_id, version, text in self.execute(
+                "SELECT id, version, text FROM note_versions WHERE project = %s AND text <> '' "
+                "ORDER BY id, kept_at, version", (self.project,)).fetchall():
+            yield note_id, f"its earlier version {version}", text
+
     # --- graph and meta ---------------------------------------------------------------------
 
     def edges(self, node_id: str) -> list[Edge]:
