@@ -60,7 +60,7 @@ def main() -> None:
                 found = doctor.diagnose(app.memory, app.loremap_dir, fts5_available())
                 whole.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                doctor._check_secrets(app.memory)
+                doctor._check_secrets(app.memory, doctor._Reads())
                 secrets.append(time.perf_counter() - start)
         errors = [f.message for f in found if f.level == "error"]
         assert not errors, f"{len(errors)} errors, the first: {errors[0]}"

@@ -19,6 +19,7 @@ from loremap.memory.service import Memory
 from loremap.model import Status
 from loremap.store import SCHEMA_VERSION
 from loremap.store.sqlite import SqliteStore, set_aside
+from loremap.vault.layout import LoadedNote, Vault
 from loremap.vault.project import ignore_audit, missing_parts, scaffold, unignored_audit
 
 
@@ -104,7 +105,32 @@ def _check_temp_files(memory: Memory, fix: bool) -> list[Finding]:
     return out
 
 
-def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
+class _Reads:
+    """Each note file read once in a diagnosis, whichever checks ask for it (three read every
+    note: supersession, Links sections, secrets); a check that rewrites a note forgets it."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], LoadedNote | MalformedNote] = {}
+
+    def read(self, vault: Vault, note_id: str) -> LoadedNote:
+        """`vault.read(note_id)`, once; a malformed file raises its `MalformedNote` each time."""
+        key = (vault.scope, note_id)
+        got = self._seen.get(key)
+        if got is None:
+            try:
+                got = vault.read(note_id)
+            except MalformedNote as exc:
+                got = exc
+            self._seen[key] = got
+        if isinstance(got, MalformedNote):
+            raise got
+        return got
+
+    def forget(self, vault: Vault, note_id: str) -> None:
+        self._seen.pop((vault.scope, note_id), None)
+
+
+def _check_supersession(memory: Memory, fix: bool, reads: _Reads) -> list[Finding]:
     """A note that supersedes X must find X marked superseded by it (a crash can split them)."""
     out = []
     for vault in memory.vaults:
@@ -112,11 +138,11 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
             if not vault.exists(row.id):
                 continue  # a shared database's note not pulled here yet
             try:
-                loaded = vault.read(row.id)
+                loaded = reads.read(vault, row.id)
                 target = loaded.note.supersedes
                 if not target or not vault.exists(target):
                     continue
-                old = vault.read(target).note
+                old = reads.read(vault, target).note
             except MalformedNote:
                 continue  # the index check reports the file; nothing to compare here
             if old.status is Status.SUPERSEDED and old.superseded_by == row.id:
@@ -130,11 +156,12 @@ def _check_supersession(memory: Memory, fix: bool) -> list[Finding]:
                                             valid_to=valid_to)
                 memory.rewrite(vault, fixed, "supersede",
                                f"superseded by {row.id}: repaired by `loremap doctor --fix`")
+                reads.forget(vault, target)
             out.append(Finding("error", "supersession", message, fixed=fix))
     return out
 
 
-def _check_links_sections(memory: Memory, fix: bool) -> list[Finding]:
+def _check_links_sections(memory: Memory, fix: bool, reads: _Reads) -> list[Finding]:
     """Note files whose generated `## Links` section is not what loremap writes now (written
     before it linked files and paths to their module pages): Obsidian's graph misses their
     edges to the code. `--fix` writes them again."""
@@ -146,7 +173,7 @@ def _check_links_sections(memory: Memory, fix: bool) -> list[Finding]:
             if not vault.exists(row.id):
                 continue
             try:
-                loaded = vault.read(row.id)
+                loaded = reads.read(vault, row.id)
             except MalformedNote:
                 continue
             section = links_section(loaded.note)
@@ -158,6 +185,7 @@ def _check_links_sections(memory: Memory, fix: bool) -> list[Finding]:
         for vault, note in stale:
             memory.rewrite(vault, note, "repair",
                            "Links section written again by `loremap doctor --fix`")
+            reads.forget(vault, note.id)
     shown = ", ".join(note.id for _, note in stale[:3]) + (" ..." if len(stale) > 3 else "")
     return [Finding("warning", "links-section", f"{len(stale)} note(s) carry a Links section "
                     f"older than their frontmatter's links and files ({shown}); `loremap doctor "
@@ -173,7 +201,7 @@ def erase_command(note_id: str) -> str:
     return f'`loremap forget {note_id} --erase --reason "{ERASE_REASON}"`'
 
 
-def _check_secrets(memory: Memory) -> list[Finding]:
+def _check_secrets(memory: Memory, reads: _Reads) -> list[Finding]:
     """Credentials found after the fact: every note file of each vault scanned (a hand edit, a
     `git pull`: loremap's own writes refuse one, and the index keeps such a note out of recall,
     `guarded`), and on a shared database every text it keeps, each earlier version included
@@ -188,7 +216,7 @@ def _check_secrets(memory: Memory) -> list[Finding]:
     for vault in memory.vaults:
         for file in vault.scan():
             try:
-                loaded = vault.load(file)
+                loaded = reads.read(vault, file.id)
             except (MalformedNote, UnsafePath, OSError):
                 continue  # the index and symlink checks name these
             found = scan(loaded.text)
@@ -368,9 +396,10 @@ def diagnose(memory: Memory, loremap_dir: Path | None, fts5: bool, fix: bool = F
     findings += _check_symlinks(memory, loremap_dir)
     try:
         findings += _check_index(memory, fix)
-        findings += _check_supersession(memory, fix)
-        findings += _check_links_sections(memory, fix)
-        findings += _check_secrets(memory)
+        reads = _Reads()
+        findings += _check_supersession(memory, fix, reads)
+        findings += _check_links_sections(memory, fix, reads)
+        findings += _check_secrets(memory, reads)
     except UnsafePath:
         pass  # a vault folder linked out: named by the symlinks check, nothing to compare
     findings += _check_links(memory)
