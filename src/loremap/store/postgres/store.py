@@ -536,22 +536,34 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
                      "audit_payloads")
 
     def compact(self) -> list[str]:
-        """VACUUM the tables an erasure touched, when this role owns them (a dead tuple keeps
-        its bytes in the table's pages until VACUUM reclaims the space); otherwise say so."""
+        """After an erasure: VACUUM the tables it touched and ANALYZE them again, when this
+        role owns them; otherwise ANALYZE through the owner's `loremap_analyze` and say, in
+        one line, what the owner runs (docs/postgres.md#erasure-and-vacuum).
+
+        A dead tuple keeps its bytes in the table's pages until VACUUM reclaims the space,
+        and the planner's statistics (`pg_statistic`, filled by ANALYZE: loremap's after a
+        bulk write, autovacuum's) keep sampled values of a column, an erased text among them,
+        until the next ANALYZE of the table replaces them (it samples live rows only).
+        """
         tables = list(self.ERASED_TABLES)
         try:
             (owned,) = self.execute(
                 "SELECT coalesce(bool_and(pg_has_role(c.relowner, 'USAGE')), false) "
                 "FROM pg_class c WHERE c.oid = ANY (%s::regclass[])", (tables,)).fetchone()
             if owned:
-                self.execute(f"VACUUM {', '.join(tables)}")
+                self.execute(f"VACUUM (ANALYZE) {', '.join(tables)}")
+            else:  # (audit_payloads is not the function's: the owner's command analyzes it)
+                self.execute("SELECT loremap_analyze(%s::text[])",
+                             ([t for t in tables if t in schema.TABLES],))
         except (StoreError, psycopg.Error) as exc:
-            return [f"VACUUM of the erased rows' tables failed ({first_line(exc)}); until one "
-                    "runs, their pages keep the bytes of the deleted rows (docs/postgres.md)"]
+            return [f"VACUUM or ANALYZE of the erased rows' tables failed ({first_line(exc)}); "
+                    "until they run, their pages and statistics may keep the bytes of the "
+                    "deleted rows (docs/postgres.md)"]
         if not owned:
             return [f"{describe(self.url)}: this role does not own loremap's tables, so the "
-                    f"erased rows' bytes stay in their pages until the owner (or autovacuum) "
-                    f"runs VACUUM {', '.join(tables)} (docs/postgres.md)"]
+                    "erased rows' bytes stay in the tables' files until their owner runs "
+                    f"`VACUUM (FULL, ANALYZE) {', '.join(tables)}` and the database's owner "
+                    "`VACUUM FULL pg_statistic` (docs/postgres.md#erasure-and-vacuum)"]
         return []
 
     def versions(self, note_id: str) -> list[KeptVersion]:
