@@ -194,8 +194,21 @@ def _m3_owner_functions(conn: Any) -> None:
         "END IF; "
         "EXECUTE format({}, name, dim, model, dim); "
         "END $body$").format(sql.Literal(create)))
+    _analyze_function(conn, "CREATE", TABLES)
+    for function in FUNCTIONS:
+        conn.execute(f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC")
+
+
+def _analyze_function(conn: Any, verb: str, allowed: tuple[str, ...]) -> None:
+    """`loremap_analyze(tables)`: ANALYZE, as the owner, of the tables in `allowed` only."""
+    from psycopg import sql
+
+    (schema,) = conn.execute("SELECT relnamespace::regnamespace::text FROM pg_class "
+                             "WHERE oid = to_regclass('vectors')").fetchone()
+    schema = schema.replace("%", "%%")  # format()'s
     conn.execute(sql.SQL(
-        "CREATE FUNCTION loremap_analyze(tables text[]) " + header +
+        verb + " FUNCTION loremap_analyze(tables text[]) RETURNS void LANGUAGE plpgsql "
+        "SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$ "
         "DECLARE t text; BEGIN "
         "FOREACH t IN ARRAY tables LOOP "
         "IF NOT t = ANY ({}) THEN "
@@ -203,9 +216,7 @@ def _m3_owner_functions(conn: Any) -> None:
         "END IF; "
         "EXECUTE format({}, t); "
         "END LOOP; "
-        "END $body$").format(sql.Literal(list(TABLES)), sql.Literal(f"ANALYZE {tables}.%I")))
-    for function in FUNCTIONS:
-        conn.execute(f"REVOKE ALL ON FUNCTION {function} FROM PUBLIC")
+        "END $body$").format(sql.Literal(list(allowed)), sql.Literal(f"ANALYZE {schema}.%I")))
 
 
 _M4 = """
@@ -314,10 +325,24 @@ def _m7_erased_tombstones(conn: Any) -> None:
     conn.execute("ALTER TABLE note_docs ADD COLUMN erased boolean NOT NULL DEFAULT false")
 
 
+# The tables the runtime role may have the owner ANALYZE (`loremap_analyze`, migration 8):
+# the index's and the audit chain's erasable payloads, whose statistics an erasure must
+# refresh (`PostgresStore.compact`); never the chain's own records.
+ANALYZED = (*TABLES, "audit_payloads")
+
+
+def _m8_analyze_audit_payloads(conn: Any) -> None:
+    """`loremap_analyze` accepts `audit_payloads` too: after an erasure the runtime role has
+    its statistics sampled again, so `pg_statistic` drops the erased payloads' values (a
+    replaced function keeps its owner and the EXECUTE `loremap db secure` granted)."""
+    _analyze_function(conn, "CREATE OR REPLACE", ANALYZED)
+
+
 MIGRATIONS: tuple[Callable[[Any], None], ...] = (_m1_initial, _m2_covering_postings,
                                                  _m3_owner_functions, _m4_vector_chunks,
                                                  _m5_track_record_and_errors, _m6_audit,
-                                                 _m7_erased_tombstones)
+                                                 _m7_erased_tombstones,
+                                                 _m8_analyze_audit_payloads)
 
 
 def current_version(conn: Any) -> int:

@@ -552,9 +552,9 @@ class PostgresStore(PgCodeTables, PgSearchTables, PgVectorTables):
                 "FROM pg_class c WHERE c.oid = ANY (%s::regclass[])", (tables,)).fetchone()
             if owned:
                 self.execute(f"VACUUM (ANALYZE) {', '.join(tables)}")
-            else:  # (audit_payloads is not the function's: the owner's command analyzes it)
+            else:
                 self.execute("SELECT loremap_analyze(%s::text[])",
-                             ([t for t in tables if t in schema.TABLES],))
+                             ([t for t in tables if t in schema.ANALYZED],))
         except (StoreError, psycopg.Error) as exc:
             return [f"VACUUM or ANALYZE of the erased rows' tables failed ({first_line(exc)}); "
                     "until they run, their pages and statistics may keep the bytes of the "
