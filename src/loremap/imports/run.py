@@ -177,12 +177,7 @@ def _target(target: str, ids: dict[str, str], app: App) -> str | None:
     if target in ids:
         return ids[target]
     if is_path_target(target):
-        try:
-            check_path_target(target)
-        except InvalidInput:
-            return None  # `..`, absolute, `~`: never a path out of the repository
-        root = app.memory.repo_root
-        return target if root is not None and (root / target).exists() else None
+        return target if _in_repository(target, app) else None
     if ID_PATTERN.fullmatch(target) and app.memory.taken(target):
         return target
     return None
@@ -252,10 +247,9 @@ def _resolved(app: App, item: Item, ids: dict[str, str], lines: list[Skipped],
                                  "the source (the link is left out)", item.origin))
         elif resolved != ids[item.origin]:
             links.append((rel, resolved))
-    files, repo = [], app.memory.repo_root
+    files = []
     for path in item.files:
-        if repo is not None and is_path_target(path) and _inside(path) \
-                and (repo / path).exists():
+        if is_path_target(path) and _in_repository(path, app):
             files.append(path)
         else:
             lines.append(Skipped(where, f"file {path}: not in this repository (left out of "
@@ -312,8 +306,15 @@ def _checked(app: App, item: Item, arrival: Arrival, failures: list[Skipped],
     return arrival
 
 
-def _inside(path: str) -> bool:
-    return not path.startswith("/") and ".." not in path.split("/")
+def _in_repository(path: str, app: App) -> bool:
+    """`path` is a file or folder of this repository (never `..`, absolute or `~`: the rule
+    of a link's path, `check_path_target`)."""
+    try:
+        check_path_target(path)
+    except InvalidInput:
+        return False
+    root = app.memory.repo_root
+    return root is not None and (root / path).exists()
 
 
 def _secret(text: str) -> bool:

@@ -356,13 +356,8 @@ def parse_note(text: str, path: str) -> Note:
     The frontmatter is capped (FRONTMATTER_MAX_BYTES) and its anchors and aliases refused before
     anything is built, so no note, however hostile, costs more than its size to read.
     """
-    yaml_text, rest, _ = split_frontmatter(text, path)
-    _check_size(yaml_text, path)
-    loader = _Loader(yaml_text)
-    try:
-        known, extra, lines = _read_keys(loader, _compose(loader, yaml_text, path), path)
-    finally:
-        loader.dispose()
+    (known, extra, lines), rest = _read_frontmatter(
+        text, path, lambda loader, node: _read_keys(loader, node, path))
     for required in ("id", "type", "title"):
         if not known.get(required):
             raise MalformedNote(path, f"missing required key '{required}'", 2)
@@ -408,11 +403,8 @@ def foreign_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
     """Another tool's markdown file (an importer's): its frontmatter as plain data (dates as
     ISO text) and the rest of the file, read with a note's guards: capped before YAML sees
     it, anchors and aliases refused, a YAML error naming its line (`MalformedNote`)."""
-    yaml_text, rest, _ = split_frontmatter(text, path)
-    _check_size(yaml_text, path)
-    loader = _Loader(yaml_text)
-    try:
-        node = _compose(loader, yaml_text, path)
+
+    def plain(loader: _Loader, node: yaml.MappingNode) -> dict[str, Any]:
         raw = _Raw(path, 2)
         seen: dict[object, int] = {}
         data: dict[str, Any] = {}
@@ -420,9 +412,23 @@ def foreign_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
             key = raw.key(key_node, seen)
             raw.tree(key, value_node)
             data[key] = raw.value(loader, key, value_node)
+        return data
+
+    return _read_frontmatter(text, path, plain)
+
+
+def _read_frontmatter(text: str, path: str,
+                      read: Callable[[_Loader, yaml.MappingNode], _T]) -> tuple[_T, str]:
+    """`read` of the frontmatter's mapping, and the rest of the file: the frontmatter split
+    off, capped before YAML sees it (`_check_size`) and composed with anchors and aliases
+    refused (`_compose`), for a note and another tool's file alike."""
+    yaml_text, rest, _ = split_frontmatter(text, path)
+    _check_size(yaml_text, path)
+    loader = _Loader(yaml_text)
+    try:
+        return read(loader, _compose(loader, yaml_text, path)), rest
     finally:
         loader.dispose()
-    return data, rest
 
 
 # --- writing --------------------------------------------------------------------------------
