@@ -41,6 +41,18 @@ def files_under(*roots: Path) -> list[Path]:
     return [p for root in roots if root.exists() for p in root.rglob("*") if p.is_file()]
 
 
+def quoted_in_both(a: Any, b: Any, text: str) -> None:
+    """Clones `a` and `b` (test_sync's Machines) both quote `text`: in a handoff saved on `a`
+    and brought to `b` as git would, and in each one's session record and logs."""
+    a.ok("handoff", "save", "--goal", "Rotate keys", "--decision", f"keep this: {text}",
+         "--decision", "ship on Friday")
+    (b.root / ".loremap" / "handoffs").mkdir(exist_ok=True)
+    for handoff in (a.root / ".loremap" / "handoffs").glob("*.md"):
+        (b.root / ".loremap" / "handoffs" / handoff.name).write_bytes(handoff.read_bytes())
+    for clone in (a, b):
+        quote_it(clone.root / ".loremap", text)
+
+
 def quote_it(loremap_dir: Path, text: str) -> None:
     """The note quoted in a session record and in both logs, as the hooks would leave them."""
     (loremap_dir / "sessions").mkdir(exist_ok=True)
@@ -151,13 +163,7 @@ def test_an_erasure_on_the_shared_database_reaches_the_other_clone_and_leaves_no
                    (PROJECT, note_id))) == 3
     b.ok("sync", "pull")
     edit_body(b.notes / f"{note_id}.md", body(3), body(3) + " Edited on b.")  # local edits
-    a.ok("handoff", "save", "--goal", "Rotate keys", "--decision", f"keep this: {body(3)}",
-         "--decision", "ship on Friday")
-    (b.root / ".loremap" / "handoffs").mkdir(exist_ok=True)
-    for handoff in (a.root / ".loremap" / "handoffs").glob("*.md"):  # as git would bring it
-        (b.root / ".loremap" / "handoffs" / handoff.name).write_bytes(handoff.read_bytes())
-    for clone in (a, b):
-        quote_it(clone.root / ".loremap", body(3))
+    quoted_in_both(a, b, body(3))
     homes = [a.home, b.home, Path(os.environ["LOREMAP_HOME"])]
     seen = found_in([], pg_dump(pg_url))
     assert len(seen) == len(WORDS) + 1  # every version and the title, before the erasure

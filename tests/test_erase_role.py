@@ -26,7 +26,7 @@ from test_erase import (  # noqa: E402
     files_under,
     found_in,
     pg_dump,
-    quote_it,
+    quoted_in_both,
 )
 from test_store_contract import migrated, secured  # noqa: E402
 from test_sync import PROJECT, Machine, edit, sql  # noqa: E402
@@ -80,13 +80,7 @@ def test_an_erasure_by_the_runtime_role_leaves_nothing_and_names_the_owner_s_vac
     assert len(sql(owner, "SELECT 1 FROM note_versions WHERE project = %s AND id = %s",
                    (PROJECT, note_id))) == 3
     b.ok("sync", "pull")
-    a.ok("handoff", "save", "--goal", "Rotate keys", "--decision", f"keep this: {body(3)}",
-         "--decision", "ship on Friday")
-    (b.root / ".loremap" / "handoffs").mkdir(exist_ok=True)
-    for handoff in (a.root / ".loremap" / "handoffs").glob("*.md"):  # as git would bring it
-        (b.root / ".loremap" / "handoffs" / handoff.name).write_bytes(handoff.read_bytes())
-    for clone in (a, b):
-        quote_it(clone.root / ".loremap", body(3))
+    quoted_in_both(a, b, body(3))
     homes = [a.home, b.home, Path(os.environ["LOREMAP_HOME"])]
     everything = [*files_under(a.root / ".loremap", b.root / ".loremap", *homes)]
     assert len(found_in(everything, pg_dump(owner))) == len(WORDS) + 1  # (all seen before)

@@ -21,21 +21,14 @@ import pytest
 
 from conftest import Result
 from test_erase import files_under, pg_dump, quote_it
-from test_secret_paths import _BODY_LINES, KEY
+from test_secret_paths import _BODY_LINES, _HAND_WRITTEN, KEY
 
 COMMAND = re.compile(r'`(loremap forget (\S+) --erase --reason "leaked secret")`')
 NEEDLES = [line[start:start + 12].lower() for line in _BODY_LINES for start in (0, 26, 52)]
 
-_NOTE = """---
-id: gotcha-staging-database
-type: gotcha
-title: Staging database
-status: active
----
-# Staging database
-
-Connect with the deploy key below; it rotates monthly.
-"""
+# The hand-written note of test_secret_paths, clean and holding the key.
+CLEAN = _HAND_WRITTEN.format(key="(kept in the team vault)")
+HOLDING = _HAND_WRITTEN.format(key=KEY)
 
 
 def holding(paths: Iterable[Path], extra: bytes = b"") -> list[str]:
@@ -62,9 +55,9 @@ def test_doctor_names_a_hand_edited_secret_and_its_erase_command_removes_every_b
     assert cli("remember", "-t", "concept", "--title", "Authentication", "-m",
                "Sessions use JWT.").code == 0
     path = project / ".loremap" / "notes" / "gotcha-staging-database.md"
-    path.write_text(_NOTE, encoding="utf-8")
+    path.write_text(CLEAN, encoding="utf-8")
     assert cli("list").code == 0  # indexed clean, then edited by hand past the write scan
-    path.write_text(_NOTE + "\n" + KEY + "\n", encoding="utf-8")
+    path.write_text(HOLDING, encoding="utf-8")
     quote_it(project / ".loremap", _BODY_LINES[1])  # a session record and the logs quote it
 
     before = cli("doctor")  # before any command has read the edit into the index
@@ -130,7 +123,7 @@ def test_doctor_names_a_secret_kept_only_in_an_earlier_version_on_the_shared_dat
         conn.execute("INSERT INTO note_versions (project, id, version, text, hash, deleted, "
                      "updated_at, updated_by, reason) VALUES (%s, %s, 0, %s, 'x', false, "
                      "now(), 'an older loremap', 'replaced')",
-                     (PROJECT, note_id, _NOTE + "\n" + KEY + "\n"))
+                     (PROJECT, note_id, HOLDING))
     assert holding([], pg_dump(pg_url)) == ["dump"]
 
     code, out, _ = a.run("doctor")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -93,19 +93,27 @@ async def _fill_v2(cuba: object) -> dict[str, str]:
     return ids
 
 
-@pytest.fixture(scope="module")
-def made_v2(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Made]:
+def _made(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory, schema: int,
+          fill: Callable[[Any], Awaitable[dict[str, str]]],
+          export: Callable[[Any], Path]) -> Iterator[Made]:
+    """A cuba-memorys release writing `schema`, run on a fresh database, filled by `fill`
+    through its MCP tools, its bundle written by `export`; the database dropped after."""
     import pg
     from cuba_tool import Cuba
 
     url = pg.fresh_database(pg_server_url)
-    root = tmp_path_factory.mktemp("cuba2")
+    root = tmp_path_factory.mktemp(f"cuba{schema}")
     try:
-        cuba = Cuba(2, url, root / "project", root / "home")
-        ids = anyio.run(_fill_v2, cuba)
-        yield Made(cuba.export(), url, ids)
+        cuba = Cuba(schema, url, root / "project", root / "home")
+        ids = anyio.run(fill, cuba)
+        yield Made(export(cuba), url, ids)
     finally:
         pg.drop_database(pg_server_url, url)
+
+
+@pytest.fixture(scope="module")
+def made_v2(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Made]:
+    yield from _made(pg_server_url, tmp_path_factory, 2, _fill_v2, lambda cuba: cuba.export())
 
 
 def test_a_schema_2_bundle_maps_entities_decisions_errors_procedures_and_episodes(
@@ -219,20 +227,15 @@ async def _fill_v1(cuba: object) -> dict[str, str]:
     return ids
 
 
+def _export_v1(cuba: Any) -> Path:
+    """Releases of schema 1 export into the project's `.cuba-memorys/` (no `--dir`)."""
+    cuba.run("sync", "export")
+    return cuba.project / ".cuba-memorys"
+
+
 @pytest.fixture(scope="module")
 def made_v1(pg_server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Made]:
-    import pg
-    from cuba_tool import Cuba
-
-    url = pg.fresh_database(pg_server_url)
-    root = tmp_path_factory.mktemp("cuba1")
-    try:
-        cuba = Cuba(1, url, root / "project", root / "home")
-        ids = anyio.run(_fill_v1, cuba)
-        cuba.run("sync", "export")
-        yield Made(root / "project" / ".cuba-memorys", url, ids)
-    finally:
-        pg.drop_database(pg_server_url, url)
+    yield from _made(pg_server_url, tmp_path_factory, 1, _fill_v1, _export_v1)
 
 
 def test_a_schema_1_bundle_from_an_older_release_reads_too(made_v1: Made) -> None:
