@@ -650,10 +650,10 @@ class Memory:
         file's bytes (None: no file)."""
         if not vault.exists(note_id):
             return None, None
-        data = read_nofollow(vault.path_for(note_id))[0]
-        note = vault.read(note_id).note
+        loaded = vault.read(note_id)  # (strict UTF-8: its text encodes back to the file's bytes)
+        note = loaded.note
         same = note.origin_tool == tool and note.origin == origin
-        return (note if same else None), data
+        return (note if same else None), loaded.text.encode("utf-8")
 
     # --- read, list, search, forget ---------------------------------------------------------
 
