@@ -726,8 +726,8 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
     questions it cannot (CoSQA's code questions asked of a conversation, LoCoMo's questions
     asked of the functions). The default configuration, whatever `--config` says (with
     `--embedder`'s vectors); then with the threshold `loremap calibrate` fits (`use/calibrate.py`
-    `fit`) per corpus on the even-numbered questions of each kind, scored on the odd-numbered
-    ones (held out), with 95 % Wilson intervals."""
+    `fit`) per corpus on half the questions of each kind and scored on the other half, both
+    ways (held out; every question scored once), with 95 % Wilson intervals."""
     from loremap.search import Engine, Request
     from loremap.search.track import wilson
     from loremap.use.calibrate import fit
@@ -768,23 +768,34 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
     store.close()
     threshold = engine.config.coverage
 
-    def pooled(kind: int, prefix: str, refused: Callable[[Any, str], bool],
-               part: slice = slice(None)) -> tuple[int, int]:
+    def pooled(kind: int, prefix: str, refused: Callable[[Any, str], bool]) -> tuple[int, int]:
         hits = total = 0
         for name, pair in corpora.items():
             if name.startswith(prefix):
-                chosen = pair[kind][part]
+                chosen = pair[kind]
                 hits += sum(refused(s, name) for s in chosen)
                 total += len(chosen)
         return hits, total
 
-    fitted = {name: fit(yes[0::2], no[0::2]).threshold for name, (yes, no) in corpora.items()}
+    # Two folds: fitted on the even-numbered questions of each kind and scored on the odd
+    # ones, then the other way round; every question is scored once, by a threshold fitted
+    # without it.
+    fitted = {(name, half): fit(yes[half::2], no[half::2]).threshold
+              for name, (yes, no) in corpora.items() for half in (0, 1)}
 
     def default(s: Any, name: str) -> bool:
         return bool(s.always) or s.coverage < threshold
 
-    def calibrated(s: Any, name: str) -> bool:
-        return bool(s.always) or s.coverage < fitted[name]
+    def held_out(kind: int, prefix: str) -> tuple[int, int]:
+        hits = total = 0
+        for name, pair in corpora.items():
+            if name.startswith(prefix):
+                for half in (0, 1):
+                    chosen = pair[kind][1 - half::2]
+                    hits += sum(bool(s.always) or s.coverage < fitted[name, half]
+                                for s in chosen)
+                    total += len(chosen)
+        return hits, total
 
     rows = {
         "answerable: LoCoMo questions, own conversation": (0, "locomo"),
@@ -798,12 +809,12 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
         k, n = pooled(kind, prefix, default)
         out[label] = {"percent": 100.0 * k / max(n, 1), "n": n}
         print(f"    {label:50s} {100.0 * k / max(n, 1):5.1f} %  of {n}")
-    print(f"  after `calibrate` (fitted per corpus on the even-numbered questions, scored on "
-          f"the odd ones; thresholds {min(fitted.values()):g}..{max(fitted.values()):g}, "
-          f"default {threshold:g}):")
+    print(f"  after `calibrate` (fitted per corpus on half the questions of each kind, scored on "
+          f"the other half, both ways; thresholds {min(fitted.values()):g}.."
+          f"{max(fitted.values()):g}, default {threshold:g}):")
     for label, (kind, prefix) in rows.items():
-        k, n = pooled(kind, prefix, calibrated, slice(1, None, 2))
-        before, _ = pooled(kind, prefix, default, slice(1, None, 2))
+        k, n = held_out(kind, prefix)
+        before, _ = pooled(kind, prefix, default)
         lo, hi = wilson(k, n - k)
         out[label]["calibrated"] = {"percent": 100.0 * k / max(n, 1), "n": n,
                                     "interval": [100 * lo, 100 * hi]}

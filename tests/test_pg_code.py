@@ -200,6 +200,7 @@ def snapshot(store):
         "warnings_by_path": store.warnings_by_path(("gotcha", "bug")),
         "note_counts": store.note_counts(),
         "nodes": store.node_count(),
+        "languages": store.language_files(),
     }
 
 
@@ -260,6 +261,8 @@ def test_the_indexer_builds_the_same_map_on_both_stores(shop, tmp_path, open_pg)
     snap = snapshot(pg)
     # The map is not empty: every part of it was compared.
     assert len(snap["files"]) == 9 and snap["summaries"] and snap["notes_about"]
+    assert snap["languages"] == {language: sum(f[2] == language for f in snap["files"])
+                                 for language in {f[2] for f in snap["files"]} - {None}}
     assert snap["warnings"]["src/shop/discount.py"] == [
         ("bug-cart", "bug", "Cart loses items", "Concurrent adds race."),
         ("gotcha-coupon", "gotcha", "Coupons round twice",

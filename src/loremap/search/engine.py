@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
-from loremap.search import aside, entities, issue, ppr, track
+from loremap.search import aside, entities, issue, language, ppr, track
 from loremap.search.config import SearchConfig
 from loremap.search.embed import Embedder, nearest
 from loremap.search.fuse import mmr, rrf
@@ -161,6 +161,8 @@ class Engine:
         # only of them is not searched. Applied to queries only; the index keeps every word.
         self.chatter = frozenset(analyzer.tokens(" ".join(CHATTER_WORDS)))
         self.aside_words = aside.spoken(analyzer)
+        self.language_names = language.tokens(analyzer)
+        self._language_files: tuple[int, dict[str, int]] | None = None  # (nodes, counts)
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -178,7 +180,10 @@ class Engine:
         full = self.config.max_postings + 1
         cap = full if len(words) <= _EXACT_WORDS else _FIRST_CAP
         dfs = self.store.doc_freqs(words, cap)
-        known = [t for t in words if dfs[t] > 0]
+        # A word naming the language of the code is held by each file in it (language.py):
+        # never searched while those files are half the nodes; its IDF mass counts them.
+        spoken = self._languages(words, count)
+        known = [t for t in words if dfs[t] > 0 and 2 * spoken.get(t, 0) < count]
         dropped = 0
         if len(known) > self.config.max_terms:
             # The terms a long text repeats and the index rarely holds say most about it.
@@ -212,7 +217,8 @@ class Engine:
         asked = set(question)
         extra = [t for t in words if t not in asked and dfs[t] > 0]
         # A pasted issue or log holds names no index knows; coverage speaks of short questions.
-        mass = (self._mass([*question, *extra], dfs, count)
+        held = {**dfs, **{t: max(dfs.get(t, 0), n) for t, n in spoken.items()}}
+        mass = (self._mass([*question, *extra], held, count)
                 if len(question) <= self.config.max_terms else {})
         return QueryTerms(tuple(known), dropped, dfs, tf=tf, mass=mass,
                           conjunctive=conjunctive, named=named,
@@ -248,6 +254,16 @@ class Engine:
             counts[token] = counts.get(token, 0.0) + weights["prose"]
         tf = {token: max(1, round(n)) for token, n in counts.items()}
         return tf, question, title, "\n".join([*kept, *request.terms])
+
+    def _languages(self, words: Sequence[str], count: int) -> dict[str, int]:
+        """The words of the question naming a language of the project's code -> how many
+        files are in it (the counts are read again when the index's node count changes)."""
+        if not any(w in self.language_names for w in words):
+            return {}
+        if self._language_files is None or self._language_files[0] != count:
+            self._language_files = (count, self.store.language_files())
+        return language.named(dict.fromkeys(words), self.language_names,
+                              self._language_files[1])
 
     @staticmethod
     def _mass(words: Sequence[str], dfs: dict[str, int], count: int) -> dict[str, float]:

@@ -151,6 +151,10 @@ class SearchStore(VectorStore, Protocol):
 
     def node_count(self) -> int: ...
 
+    def language_files(self) -> dict[str, int]:
+        """language -> how many source files of the index are written in it."""
+        ...
+
     def doc_freqs(self, terms: Sequence[str], cap: int) -> dict[str, int]: ...
 
     def text_search(self, query: TextQuery, limit: int, filters: Filters,

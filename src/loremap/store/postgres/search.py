@@ -107,6 +107,12 @@ class PgSearchTables:
     def node_count(self) -> int:
         return self.counter("nodes")
 
+    def language_files(self) -> dict[str, int]:
+        """language -> how many of the project's source files are written in it."""
+        return {language: int(n) for language, n in self.execute(
+            "SELECT language, count(*) FROM files WHERE project = %s AND language IS NOT NULL "
+            "GROUP BY language", (self.project,))}
+
     def doc_freqs(self, terms: Iterable[str], cap: int) -> dict[str, int]:
         """term -> number of nodes holding it, counted up to `cap` (an index-only scan of the
         postings' primary key that stops at the cap), every term in one statement."""

@@ -129,6 +129,12 @@ class SearchTables:
         row = self.conn.execute("SELECT value FROM counters WHERE name = 'nodes'").fetchone()
         return int(row[0]) if row else 0
 
+    def language_files(self) -> dict[str, int]:
+        """language -> how many of the index's source files are written in it."""
+        return {language: int(n) for language, n in self.conn.execute(
+            "SELECT language, count(*) FROM files WHERE language IS NOT NULL "
+            "GROUP BY language")}
+
     def doc_freqs(self, terms: Iterable[str], cap: int) -> dict[str, int]:
         """term -> number of nodes whose text holds it, counted up to `cap` (0 for a term the
         index never saw). Counting stops at the cap, so a common word costs what a rare one
