@@ -134,6 +134,7 @@ def measure(root: Path, queries: list[str], spec: str, sample: int) -> dict[str,
     import os
 
     from loremap.search.embed import chunks, embed_pending
+    from loremap.search.issue import looks_like_issue
     from loremap.use.embeddings import source
 
     os.environ["LOREMAP_EMBEDDER"] = spec
@@ -177,15 +178,25 @@ def measure(root: Path, queries: list[str], spec: str, sample: int) -> dict[str,
         for engine in (lexical, vectors):  # one warm pass each
             for query in queries:
                 engine.recall(Request(query))
-        timing: dict[str, list[float]] = {"lexical": [], "vectors": []}
+        timing: dict[str, list[float]] = {"lexical": [], "vectors": [], "in turn": []}
         for query in queries:
             for name, engine in (("lexical", lexical), ("vectors", vectors)):
                 started = time.perf_counter()
                 engine.recall(Request(query))
                 timing[name].append(time.perf_counter() - started)
+            # The question embedded before the text lists instead of beside them (the app's
+            # embedder keeps the last question's vector, so the recall's own thread finds it;
+            # a pasted issue is not embedded at all).
+            started = time.perf_counter()
+            if not looks_like_issue(query):
+                embedder.embed_query(query + " ")
+            vectors.recall(Request(query + " "))
+            timing["in turn"].append(time.perf_counter() - started)
         ratio = statistics.median(timing["vectors"]) / statistics.median(timing["lexical"])
         print(f"recall at {store.node_count()} nodes, warm: with vectors {ms(timing['vectors'])}"
-              f"; lexical {ms(timing['lexical'])} ({ratio:.2f}x); target p95 <= 30 ms: "
+              f"; lexical {ms(timing['lexical'])} ({ratio:.2f}x); with vectors, the question "
+              f"embedded before the text lists rather than beside them {ms(timing['in turn'])}; "
+              "target p95 <= 30 ms: "
               + ("met" if pct(timing["vectors"], 0.95) <= 0.030 else "missed"))
         figures["recall"] = {k: {"p50": statistics.median(v), "p95": pct(v, 0.95)}
                              for k, v in timing.items()}

@@ -308,3 +308,54 @@ def test_bad_settings_are_refused_before_any_request(url: str, kwargs: dict[str,
     with pytest.raises(InvalidInput, match=expected) as caught:
         EndpointEmbedder(url, model, **kwargs)  # type: ignore[arg-type]
     assert "\n" not in str(caught.value)
+
+
+class _WaitingStore:
+    """A real SQLite index whose text search waits until the embeddings server has the
+    question: it returns only when the question's vector is asked for while the text lists
+    run, and fails after 30 s when the two run one after the other."""
+
+    def __init__(self, store: object, asked: threading.Event) -> None:
+        self._store, self._asked = store, asked
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    def text_search(self, *args: object, **kwargs: object) -> object:
+        assert self._asked.wait(30), "the question's vector was not asked for meanwhile"
+        return self._store.text_search(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+def test_the_question_is_embedded_while_the_text_lists_run(server: StandIn, tmp_path) -> None:
+    from loremap.model import Note, NoteType
+    from loremap.search import Engine, Request
+    from loremap.store.sqlite import SqliteStore
+    from loremap.text import Analyzer
+
+    asked = threading.Event()
+
+    def respond(body: dict[str, object]) -> Answer:
+        asked.set()
+        return _ok(_vectors_for(body, dim=4))
+
+    server.respond = respond
+    embedder = EndpointEmbedder(server.url, "m")
+    store = SqliteStore(tmp_path / "index.sqlite", Analyzer(["en"]))
+    note = Note(id="refunds", type=NoteType.CONCEPT, title="Refunds", body="Money goes back.")
+    with store.write():
+        store.upsert_note(note, "project", "notes/refunds.md", "h", 1, 1)
+        store.put_vectors(embedder.name, 4, [("refunds", 0, [0.5, 0.5, 0.5, 0.5])])
+    engine = Engine(_WaitingStore(store, asked), Analyzer(["en"]),  # type: ignore[arg-type]
+                    embedder=embedder)
+    found = engine.candidates(Request("how do refunds work"))
+    assert found.lists["vectors"] == ["refunds"] and found.lists["bm25"] == ["refunds"]
+    store.close()
+
+
+def test_a_failure_on_the_question_s_thread_is_the_caller_s(server: StandIn) -> None:
+    from loremap.search.embed import Early
+
+    server.respond = lambda body: (500, b"{}")
+    early = Early(EndpointEmbedder(server.url, "m"), "a question")
+    with pytest.raises(EmbedderUnavailable):
+        early.vector()

@@ -179,13 +179,44 @@ def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
     return done
 
 
-def nearest(store: VectorStore, embedder: Embedder, query: str, limit: int
-            ) -> list[tuple[str, float]]:
-    """(id, cosine) of the `limit` nodes closest to `query`, best first; nothing when the
-    embedder cannot answer now or the index holds this model's vectors in another dimension
-    (the caller's embedder records why when it can: `loremap.embed.Watched.report`)."""
+class Early:
+    """A question's vector, computed on a thread of its own while the caller runs its text
+    lists: the encoder's matrix products and the index's reads both leave the interpreter's
+    lock, so the question's embedding (~12 ms for the local model, a round trip for an
+    endpoint) overlaps them instead of adding to them (`python bench/embed.py` has the
+    figures). `vector()` waits for it and raises what the embedder raised."""
+
+    def __init__(self, embedder: Embedder, query: str) -> None:
+        import threading
+
+        self.embedder, self.query = embedder, query
+        self._vector: Vector = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="loremap-embed-query",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._vector = self.embedder.embed_query(self.query)
+        except BaseException as exc:  # handed to the caller's thread by `vector()`
+            self._error = exc
+
+    def vector(self) -> Vector:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._vector
+
+
+def nearest(store: VectorStore, embedder: Embedder, query: str, limit: int,
+            early: Early | None = None) -> list[tuple[str, float]]:
+    """(id, cosine) of the `limit` nodes closest to `query` (its vector from `early` when the
+    caller started it), best first; nothing when the embedder cannot answer now or the index
+    holds this model's vectors in another dimension (the caller's embedder records why when
+    it can: `loremap.embed.Watched.report`)."""
     try:
-        q = embedder.embed_query(query)
+        q = early.vector() if early is not None else embedder.embed_query(query)
         found = store.nearest_vectors(embedder.name, q, limit)
     except EmbedderUnavailable:
         return []

@@ -43,7 +43,7 @@ from typing import NamedTuple
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
 from loremap.search import aside, entities, issue, language, ppr, track
 from loremap.search.config import SearchConfig
-from loremap.search.embed import Embedder, nearest
+from loremap.search.embed import Early, Embedder, nearest
 from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, definitions, file_snippet, pack, render, snippet
 from loremap.store import SearchStore  # the engine's reads: declared below it
@@ -438,6 +438,10 @@ class Engine:
         q = self.analyse(request)
         filters = self.filters(request)
         text = " ".join([request.query, *request.terms])
+        # The question's vector is computed while the text lists run (embed.Early).
+        early = (Early(self.embedder, text) if self.embedder is not None
+                 and self.config.vectors > 0 and (self.config.issue_vectors > 0 or not q.issue)
+                 else None)
         bm25 = self._bm25(q, filters)
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
         # A procedure's track record weighs its relevance (track.py) before any list ranks.
@@ -466,9 +470,8 @@ class Engine:
         sections = self._sections(q, request)
         walk, via = self._ppr(seeds)
         near: dict[str, float] = {}
-        if self.embedder is not None and self.config.vectors > 0 and \
-                (self.config.issue_vectors > 0 or not q.issue):
-            near = dict(nearest(self.store, self.embedder, text, self.config.pool * 2))
+        if early is not None:
+            near = dict(nearest(self.store, early.embedder, text, self.config.pool * 2, early))
         vectors = list(near)
         section_ids = [path for path, _ in sections]
         # Every row so far passed the filters (bm25 ranks and entities are read with them).
