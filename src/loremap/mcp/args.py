@@ -81,8 +81,11 @@ class StatsArgs(NamedTuple):
     pass
 
 
-ToolArgs = (RecallArgs | RememberArgs | ReadArgs | MapArgs | HandoffArgs | ForgetArgs
-            | OutcomeArgs | RelatedArgs | TimelineArgs | StatsArgs | VerifyArgs)
+# The tools `tools.call` runs under the project's lock; `verify` is the server's own (it may
+# ask the client's model, outside the lock: `server._verify`).
+LockedArgs = (RecallArgs | RememberArgs | ReadArgs | MapArgs | HandoffArgs | ForgetArgs
+              | OutcomeArgs | RelatedArgs | TimelineArgs | StatsArgs)
+ToolArgs = LockedArgs | VerifyArgs
 Raw = Mapping[str, Any]
 
 

@@ -33,7 +33,7 @@ from loremap.audit import Actor, acting_as
 from loremap.errors import UserError
 from loremap.logs import log_exception
 from loremap.mcp import prompts
-from loremap.mcp.args import MapArgs, ToolArgs, VerifyArgs, parse
+from loremap.mcp.args import LockedArgs, MapArgs, ToolArgs, VerifyArgs, parse
 from loremap.mcp.catalogue import ToolSpec, catalogue, tool_definitions
 from loremap.mcp.projects import Projects, root_from_uri
 from loremap.mcp.tools import call, verified
@@ -280,7 +280,7 @@ class Loremap:
             self._labels[key] = f"mcp-{secrets.token_hex(6)}"
         return self._labels[key]
 
-    def _run(self, arguments: ToolArgs, folder: Path | None, actor: Actor,
+    def _run(self, arguments: LockedArgs, folder: Path | None, actor: Actor,
              session: str | None = None, write: str = "") -> str:
         """Run a tool in its project as `actor`; `write` names the change it makes, checked
         against the caller's key first (`use/access.py`)."""

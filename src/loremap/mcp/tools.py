@@ -15,6 +15,7 @@ from loremap.errors import InvalidInput, NotFound
 from loremap.mcp.args import (
     ForgetArgs,
     HandoffArgs,
+    LockedArgs,
     MapArgs,
     OutcomeArgs,
     ReadArgs,
@@ -23,8 +24,6 @@ from loremap.mcp.args import (
     RememberArgs,
     StatsArgs,
     TimelineArgs,
-    ToolArgs,
-    VerifyArgs,
 )
 from loremap.use import notes
 from loremap.use.fresh import SERVER, refresh
@@ -164,14 +163,6 @@ def stats(app: App, args: StatsArgs) -> str:
     ])
 
 
-def verify(app: App, args: VerifyArgs) -> str:
-    """The evidence and the local judge's verdict, or `unknown` (the server's `_verify` also
-    asks the client's model when there is no local judge)."""
-    from loremap.use.verify import verify as run
-
-    return verified(run(app, args.claim, SERVER))
-
-
 def verified(done: Verified) -> str:
     """The text of a verification, judged or not (the server's sampling path too)."""
     from loremap.use.verify import render
@@ -179,7 +170,7 @@ def verified(done: Verified) -> str:
     return "\n".join([*render(done), *_noted(done.warnings, "warning")])
 
 
-def call(app: App, args: ToolArgs, session: str | None = None) -> str:
+def call(app: App, args: LockedArgs, session: str | None = None) -> str:
     """Run the tool whose arguments `args` are; `session` names the client's session in the
     log of questions and what they led to (sessions/queries.py)."""
     match args:
@@ -203,7 +194,5 @@ def call(app: App, args: ToolArgs, session: str | None = None) -> str:
             return timeline(app, args)
         case StatsArgs():
             return stats(app, args)
-        case VerifyArgs():
-            return verify(app, args)
         case _:
             assert_never(args)
