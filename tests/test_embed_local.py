@@ -435,3 +435,35 @@ def test_through_the_daemon_the_prompt_hook_recalls_by_meaning(project, cli, iso
     finally:
         daemon.terminate()
         daemon.wait(60)
+
+
+def test_a_model_folder_in_the_project_is_named_from_its_root_and_found_from_any_folder(
+        project, cli, monkeypatch, tmp_path):
+    import shutil
+
+    from loremap.config import UserPaths
+
+    _remember(cli)
+    shutil.copytree(local_model_folder(UserPaths.from_env().models), project / "models" / "lm")
+    (project / "src").mkdir(exist_ok=True)
+    monkeypatch.chdir(project / "src")
+    done = cli("embed", "enable", "--model", "../models/lm")  # typed from a subfolder
+    assert done.code == 0, done.err
+    assert "a folder of this machine" not in done.err
+    config = (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
+    assert 'embedder = "./models/lm"' in config
+    for where in (project, project / "src"):  # read from the root wherever a command runs
+        monkeypatch.chdir(where)
+        found = _search(cli, "a promo voucher got deducted repeatedly", "--kind", "note")
+        assert found["items"][0]["id"] == "gotcha-coupon-applied-twice"
+        assert not any("degraded" in w for w in found.get("warnings", []))
+        status = json.loads(cli("embed", "status", "--json").out)
+        assert status["problem"] is None and status["model"] == "./models/lm"
+    # A folder outside the project is this machine's: named as it is, and said so.
+    outside = tmp_path / "elsewhere" / "lm"
+    shutil.copytree(project / "models" / "lm", outside)
+    done = cli("embed", "enable", "--model", str(outside))
+    assert done.code == 0, done.err
+    assert f"config.toml now names {outside}, a folder of this machine" in done.err
+    config = (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
+    assert f'embedder = "{outside}"' in config

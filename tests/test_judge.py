@@ -208,3 +208,20 @@ def test_a_judge_named_on_the_hub_downloads_only_when_enabled(
     assert "owner/tiny-nli" in done.stdout and len(hub.requests) > before
     found = json.loads(loremap("verify", claim, "--json").stdout)
     assert found["judge"] == "nli owner/tiny-nli" and found["verdict"] == "supports"
+
+
+def test_a_judge_folder_in_the_project_is_named_from_its_root(facts, judge, cli, monkeypatch):
+    shutil.copytree(judge, facts / "models" / "nli")
+    done = cli("judge", "enable", "--model", "./models/nli")
+    assert done.code == 0, done.err
+    assert "a folder of this machine" not in done.err
+    config = (facts / ".loremap" / "config.toml").read_text(encoding="utf-8")
+    assert 'judge = "./models/nli"' in config
+    (facts / "docs").mkdir()
+    monkeypatch.chdir(facts / "docs")  # the setting is read from the root, not from here
+    found = json.loads(cli("verify", claims(FACTS[1])["supports"], "--json").out)
+    assert found["judge"] == "nli ./models/nli" and found["verdict"] == "supports"
+    # The judge of the earlier test, outside the project, is named as it is, and said so.
+    done = cli("judge", "enable", "--model", str(judge))
+    assert done.code == 0 and f"config.toml now names {judge}, a folder of this machine" \
+        in done.err

@@ -229,7 +229,7 @@ class App:
 
         return EmbedSettings(self.user.models, self.settings.get_str("embed.url"),
                              self.settings.get_float("embed.timeout_s"),
-                             os.environ.get("LOREMAP_EMBED_API_KEY") or None)
+                             os.environ.get("LOREMAP_EMBED_API_KEY") or None, self.root)
 
     def reset_embedder(self) -> None:
         """Load the embedder again on next use (its setting changed)."""

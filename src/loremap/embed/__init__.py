@@ -44,6 +44,7 @@ class EmbedSettings(NamedTuple):
     url: str = ""  # the endpoint provider's server
     timeout_s: float = 30.0
     api_key: str | None = None
+    root: Path | None = None  # the project's root: a model folder's relative path is read from it
 
 
 def loads_fast(spec: str) -> bool:
@@ -71,13 +72,42 @@ def make_embedder(spec: str, analyzer: Analyzer, settings: EmbedSettings) -> Emb
         return _endpoint(spec.partition(":")[2], settings)
     if lowered == LOCAL:
         return _bert(local_model_folder(settings.models), LOCAL_MODEL)
-    return _bert(model_folder(spec, settings.models), spec)
+    return _bert(model_folder(spec, settings.models, settings.root), spec)
 
 
 def is_hub_name(spec: str) -> bool:
     """Whether `spec` names a Hub model (`owner/name`), not a path or another provider."""
     return ("/" in spec and not spec.lower().startswith("endpoint:")
             and not Path(spec).expanduser().is_absolute() and not spec.startswith("."))
+
+
+def is_folder(spec: str) -> bool:
+    """Whether `spec` names a model folder by its path (`./models/x`, `/opt/x`, `~/x`)."""
+    return "/" in spec and not is_hub_name(spec) and not spec.lower().startswith("endpoint:")
+
+
+def folder_path(spec: str, root: Path | None) -> Path:
+    """The folder a model path names: a relative path is read from the project's root (the
+    setting is the project's, whatever folder a command runs in), `~` is the home folder."""
+    path = Path(spec).expanduser()
+    return root / path if root is not None and not path.is_absolute() else path
+
+
+def portable(spec: str, root: Path | None) -> tuple[str, str]:
+    """What config.toml, which is committed, keeps for the model folder `spec` (typed from the
+    working directory), and a warning: a folder inside the project as `./` and its path from
+    the root, which every clone finds in its own checkout; any other as its absolute path, a
+    folder of this machine, which the warning says."""
+    here = Path(os.path.abspath(Path(spec).expanduser()))
+    if root is not None:
+        try:
+            return "./" + here.relative_to(os.path.abspath(root)).as_posix(), ""
+        except ValueError:
+            pass
+    return str(here), (f"config.toml now names {here}, a folder of this machine: another "
+                       "clone has no model there and searches without it (saying why) until "
+                       "it has; a model folder inside the project is named from its root, "
+                       "which every clone finds")
 
 
 def _endpoint(model: str, settings: EmbedSettings) -> Embedder:
@@ -99,11 +129,12 @@ def _bert(folder: Path, name: str) -> Embedder:
     return BertEncoder(folder, name)
 
 
-def model_folder(spec: str, models: Path) -> Path:
-    """The folder of a downloaded model (`BAAI/bge-small-en-v1.5`) or of a path."""
+def model_folder(spec: str, models: Path, root: Path | None = None) -> Path:
+    """The folder of a downloaded model (`BAAI/bge-small-en-v1.5`) or of a path (a relative
+    one read from the project's `root`)."""
     from loremap.embed.hub import slug
 
-    path = Path(spec).expanduser()
+    path = folder_path(spec, root)
     if not is_hub_name(spec) and "/" in spec:
         if not (path / "config.json").is_file():
             raise EmbedderUnavailable(f"model folder {path}: no config.json (a Hugging Face "

@@ -113,10 +113,10 @@ class NliModel:
 _LOADED: dict[tuple[str, int], NliModel] = {}  # a long-lived server loads a judge once
 
 
-def judge_folder(spec: str, models: Path) -> Path:
+def judge_folder(spec: str, models: Path, root: Path | None = None) -> Path:
     """The folder of the judge `spec` names: a Hub name downloaded into `models`, or a
-    model folder's path."""
-    from loremap.embed import is_hub_name
+    model folder's path (a relative one read from the project's `root`)."""
+    from loremap.embed import folder_path, is_hub_name
     from loremap.embed.hub import slug
 
     if is_hub_name(spec):
@@ -125,7 +125,7 @@ def judge_folder(spec: str, models: Path) -> Path:
             raise EmbedderUnavailable(f"judge {spec} is not downloaded: run `loremap judge "
                                       f"enable --model {spec}` (verify never downloads)")
         return folder
-    folder = Path(spec).expanduser()
+    folder = folder_path(spec, root)
     if not (folder / "config.json").is_file():
         raise EmbedderUnavailable(f"judge folder {folder}: no config.json (a Hugging Face "
                                   "model folder holds config.json, tokenizer.json and "
@@ -133,9 +133,9 @@ def judge_folder(spec: str, models: Path) -> Path:
     return folder
 
 
-def load_judge(spec: str, models: Path) -> NliModel:
+def load_judge(spec: str, models: Path, root: Path | None = None) -> NliModel:
     """The NLI model `spec` names, loaded once per process (again when its files change)."""
-    folder = judge_folder(spec, models)
+    folder = judge_folder(spec, models, root)
     try:
         key = (str(folder.resolve()), (folder / "model.safetensors").stat().st_mtime_ns)
     except OSError as exc:

@@ -51,6 +51,7 @@ class Embedded(NamedTuple):
     model: str
     nodes: int
     seconds: float
+    warnings: tuple[str, ...] = ()  # what enabling it left to say (a folder of this machine)
 
 
 def status(app: App) -> Status:
@@ -80,19 +81,23 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
     spec = (model or "local").strip()
     if app.loremap_dir is None:
         raise NotFound("no loremap project here: run `loremap init` in the repository")
-    from loremap.embed import is_hub_name
+    from loremap.embed import is_folder, is_hub_name, portable
 
     if is_hub_name(spec):
         from loremap.embed.hub import fetch
 
         fetch(spec, app.user.models, progress=download_progress)
+    # The setting (and the vectors' model name) is committed: a folder is named from the
+    # project's root when it is in it, so every clone finds it and shares the vectors.
+    spec, warning = portable(spec, app.root) if is_folder(spec) else (spec, "")
     embedder = _load(app, spec)
     embedder.embed_query("loremap")  # it loads and answers, or the setting stays as it was
     write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)
     app.settings = _with(app, spec)
     app.reset_embedder()
-    return reembed(app, stale_only=True, progress=progress, embedder=embedder,
+    done = reembed(app, stale_only=True, progress=progress, embedder=embedder,
                    drop_others=True)
+    return done._replace(warnings=(warning,)) if warning else done
 
 
 def disable(app: App) -> int:

@@ -150,7 +150,7 @@ def verify(app: App, claim: str, freshness: Freshness) -> Verified:
     from loremap.errors import EmbedderUnavailable
 
     try:
-        model = load_judge(spec, app.user.models)
+        model = load_judge(spec, app.user.models, app.root)
     except EmbedderUnavailable as exc:
         return decide(claim, evidence, None, "none", f"the local judge cannot answer: {exc}",
                       [*warnings, f"degraded: {exc}"])
@@ -196,13 +196,14 @@ class Judge(NamedTuple):
     spec: str  # what verify.judge names ("" for none)
     labels: tuple[str, ...]  # the model's labels, when it loads
     problem: str  # why it cannot answer ("" when it can)
+    warnings: tuple[str, ...] = ()  # what enabling it left to say (a folder of this machine)
 
 
 def enable_judge(app: App, model: str, download_progress: bool = True) -> Judge:
     """Make `model` (a Hub name, downloaded now, or a model folder) the local judge: written
     to `verify.judge` once it has judged a pair."""
     from loremap.config import CONFIG_FILE
-    from loremap.embed import is_hub_name
+    from loremap.embed import is_folder, is_hub_name, portable
     from loremap.embed.nli import load_judge
     from loremap.use.settings import write_setting
 
@@ -216,10 +217,12 @@ def enable_judge(app: App, model: str, download_progress: bool = True) -> Judge:
         from loremap.embed.hub import fetch
 
         fetch(spec, app.user.models, progress=download_progress)
-    judge = load_judge(spec, app.user.models)
+    # The setting is committed: a folder is named from the project's root when it is in it.
+    spec, warning = portable(spec, app.root) if is_folder(spec) else (spec, "")
+    judge = load_judge(spec, app.user.models, app.root)
     judge.infer([("The build passes.", "The build passes.")])  # it answers, or nothing changes
     write_setting(app.loremap_dir / CONFIG_FILE, "verify.judge", spec)
-    return Judge(spec, judge.labels, "")
+    return Judge(spec, judge.labels, "", (warning,) if warning else ())
 
 
 def judge_status(app: App) -> Judge:
@@ -230,7 +233,7 @@ def judge_status(app: App) -> Judge:
     if not spec:
         return Judge("", (), "")
     try:
-        return Judge(spec, load_judge(spec, app.user.models).labels, "")
+        return Judge(spec, load_judge(spec, app.user.models, app.root).labels, "")
     except EmbedderUnavailable as exc:
         return Judge(spec, (), str(exc))
 

@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
         # A download the user asked for by name shows its bars even with --quiet.
         done = embeddings.enable(app, args.model, progress(args, "embedding"),
                                  download_progress=not args.json)
-        warn(app.take_notices() + embeddings.overridden(args.model or "local"))
+        warn([*app.take_notices(), *done.warnings,
+              *embeddings.overridden(args.model or "local")])
     if args.json:
         emit_json({"embedder": args.model or "local", "model": done.model,
                    "embedded": done.nodes, "seconds": round(done.seconds, 3)})

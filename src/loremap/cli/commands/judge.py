@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from loremap.app import App
-from loremap.cli.output import emit_json, lines
+from loremap.cli.output import emit_json, lines, warn
 from loremap.errors import InvalidInput
 from loremap.use.verify import Judge, disable_judge, enable_judge, judge_status
 
@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "enable":
             # A download the user asked for by name shows its bars even with --quiet.
             judge = enable_judge(app, args.model, download_progress=not args.json)
+            warn(list(judge.warnings))
         elif args.action == "disable":
             disable_judge(app)
             judge = Judge("", (), "")
