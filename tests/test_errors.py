@@ -244,3 +244,18 @@ def test_an_agent_records_an_error_and_its_remedy_through_the_mcp_server(project
                       "\"10.0.0.5\", port 6543 failed: Connection refused", command="pytest")
     text = context_of(hook("tool-failure", payload), "PostToolUseFailure")
     assert "fixed by [Start the database first]" in text
+
+
+def test_a_signature_is_counted_by_its_own_key_only(recorded):
+    folder = recorded / ".loremap"
+    key = 'nameerror: name "x" is not defined'
+    # A command that spells the key and the log's own keys is a value: it counts nothing.
+    trap = f'echo \'"signature": {json.dumps(key)}, "tool": \''
+    assert record(folder, "keyerror: <n>", "Bash", trap) == 1
+    assert record(folder, key, "Bash", "python x.py") == 1
+    assert record(folder, key, "Bash", trap) == 2
+    assert record(folder, "keyerror: <n>", "Bash", "") == 2
+    counts = {}
+    for entry in read_log(folder):
+        counts[entry["signature"]] = counts.get(entry["signature"], 0) + 1
+    assert counts == {"keyerror: <n>": 2, key: 2}

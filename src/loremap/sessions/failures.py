@@ -34,9 +34,14 @@ def record(loremap_dir: Path, key: str, tool: str, command: str) -> int:
     try:
         fs.append_capped(loremap_dir / ERRORS_LOG, line.encode("utf-8"), loremap_dir.parent,
                          MAX_LOG_BYTES)
+        data = fs.read_confined(loremap_dir / ERRORS_LOG, loremap_dir.parent)
     except (OSError, UserError):
         return 1  # not logged: the lookup goes on
-    return sum(1 for entry in read_log(loremap_dir) if entry["signature"] == key)
+    # Counted in the bytes, not parsed line by line (up to MAX_LOG_BYTES on a failed tool
+    # call): the key as json.dumps wrote it, between the two keys around it, stands nowhere
+    # else (a quote inside a value is escaped).
+    return max(1, data.count(b'"signature": ' + json.dumps(key, ensure_ascii=False)
+                             .encode("utf-8") + b', "tool": '))
 
 
 def read_log(loremap_dir: Path) -> list[dict[str, str]]:
