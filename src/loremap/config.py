@@ -86,12 +86,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search.embedder", "", "LOREMAP_EMBEDDER",
             "The embedding model of the vector list (empty: none; `loremap embed enable` sets "
             "it): `local` (all-MiniLM-L6-v2 from the `loremap[embed]` extra), a model "
-            "downloaded by `loremap embed enable --model NAME`, a model folder's path (a relative one is read from the project's root), "
-            "`endpoint:MODEL` (a server at embed.url), or `hash` (a test embedder)."),
+            "downloaded by `loremap embed enable --model NAME`, a model folder's path (a "
+            "relative one is read from the project's root), `endpoint:MODEL` (a server at "
+            "embed.url), or `hash` (a test embedder)."),
     Setting("verify.judge", "", "LOREMAP_JUDGE",
             "The local model that judges `loremap verify` and the MCP verify tool (empty: none; "
             "`loremap judge enable --model NAME|PATH` sets it): a natural-language-inference "
-            "cross-encoder downloaded by that command, or a model folder's path (a relative one is read from the project's root)."),
+            "cross-encoder downloaded by that command, or a model folder's path (a relative one "
+            "is read from the project's root)."),
     Setting("embed.url", "", "LOREMAP_EMBED_URL",
             "The OpenAI-compatible embeddings server of `search.embedder = endpoint:MODEL` "
             "(e.g. http://localhost:11434/v1); its key is read from `LOREMAP_EMBED_API_KEY` "
