@@ -94,10 +94,13 @@ def folder_path(spec: str, root: Path | None) -> Path:
 
 
 def portable(spec: str, root: Path | None) -> tuple[str, str]:
-    """What config.toml, which is committed, keeps for the model folder `spec` (typed from the
-    working directory), and a warning: a folder inside the project as `./` and its path from
-    the root, which every clone finds in its own checkout; any other as its absolute path, a
-    folder of this machine, which the warning says."""
+    """What config.toml, which is committed, keeps for the model `spec` names, and a warning.
+    A model folder (typed from the working directory) inside the project is written as `./`
+    and its path from the root, which every clone finds in its own checkout; one elsewhere as
+    its absolute path, a folder of this machine, which the warning says. Any other name is
+    kept as it is."""
+    if not is_folder(spec):
+        return spec, ""
     here = Path(os.path.abspath(Path(spec).expanduser()))
     if root is not None:
         try:
@@ -135,7 +138,7 @@ def model_folder(spec: str, models: Path, root: Path | None = None) -> Path:
     from loremap.embed.hub import slug
 
     path = folder_path(spec, root)
-    if not is_hub_name(spec) and "/" in spec:
+    if is_folder(spec):
         if not (path / "config.json").is_file():
             raise EmbedderUnavailable(f"model folder {path}: no config.json (a Hugging Face "
                                       "model folder holds config.json, tokenizer.json and "

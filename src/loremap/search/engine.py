@@ -262,8 +262,7 @@ class Engine:
             return {}
         if self._language_files is None or self._language_files[0] != count:
             self._language_files = (count, self.store.language_files())
-        return language.named(dict.fromkeys(words), self.language_names,
-                              self._language_files[1])
+        return language.named(words, self.language_names, self._language_files[1])
 
     @staticmethod
     def _mass(words: Sequence[str], dfs: dict[str, int], count: int) -> dict[str, float]:

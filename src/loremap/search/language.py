@@ -15,7 +15,7 @@ gains; LoCoMo's conversations hold no code, so nothing there changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from loremap.text import Analyzer
 
@@ -51,7 +51,7 @@ def tokens(analyzer: Analyzer) -> dict[str, tuple[str, ...]]:
     return {token: tuple(languages) for token, languages in out.items()}
 
 
-def named(words: Mapping[str, object], names: Mapping[str, tuple[str, ...]],
+def named(words: Iterable[str], names: Mapping[str, tuple[str, ...]],
           files: Mapping[str, int]) -> dict[str, int]:
     """The words of `words` that name a language of the project's `files` (language -> how
     many files) -> how many files are in the languages each names."""

@@ -81,7 +81,7 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
     spec = (model or "local").strip()
     if app.loremap_dir is None:
         raise NotFound("no loremap project here: run `loremap init` in the repository")
-    from loremap.embed import is_folder, is_hub_name, portable
+    from loremap.embed import is_hub_name, portable
 
     if is_hub_name(spec):
         from loremap.embed.hub import fetch
@@ -89,7 +89,7 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
         fetch(spec, app.user.models, progress=download_progress)
     # The setting (and the vectors' model name) is committed: a folder is named from the
     # project's root when it is in it, so every clone finds it and shares the vectors.
-    spec, warning = portable(spec, app.root) if is_folder(spec) else (spec, "")
+    spec, warning = portable(spec, app.root)
     embedder = _load(app, spec)
     embedder.embed_query("loremap")  # it loads and answers, or the setting stays as it was
     write_setting(app.loremap_dir / CONFIG_FILE, "search.embedder", spec)

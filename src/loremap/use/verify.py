@@ -203,7 +203,7 @@ def enable_judge(app: App, model: str, download_progress: bool = True) -> Judge:
     """Make `model` (a Hub name, downloaded now, or a model folder) the local judge: written
     to `verify.judge` once it has judged a pair."""
     from loremap.config import CONFIG_FILE
-    from loremap.embed import is_folder, is_hub_name, portable
+    from loremap.embed import is_hub_name, portable
     from loremap.embed.nli import load_judge
     from loremap.use.settings import write_setting
 
@@ -218,7 +218,7 @@ def enable_judge(app: App, model: str, download_progress: bool = True) -> Judge:
 
         fetch(spec, app.user.models, progress=download_progress)
     # The setting is committed: a folder is named from the project's root when it is in it.
-    spec, warning = portable(spec, app.root) if is_folder(spec) else (spec, "")
+    spec, warning = portable(spec, app.root)
     judge = load_judge(spec, app.user.models, app.root)
     judge.infer([("The build passes.", "The build passes.")])  # it answers, or nothing changes
     write_setting(app.loremap_dir / CONFIG_FILE, "verify.judge", spec)
