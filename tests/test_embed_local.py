@@ -313,6 +313,31 @@ def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):
     assert code["items"][0]["kind"] in ("file", "module")
 
 
+def test_code_vectors_weigh_more_where_no_note_competes(project, cli, monkeypatch):
+    import loremap.search.engine as engine
+
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
+    (project / "coupons.py").write_text('"""Coupon discount applied at checkout."""\n',
+                                        encoding="utf-8")
+    assert cli("index").code == 0
+    _remember(cli)
+    seen: list[dict[str, float]] = []
+    real = engine.rrf
+
+    def recording(lists, weights, k):
+        seen.append(dict(weights))
+        return real(lists, weights, k)
+
+    monkeypatch.setattr(engine, "rrf", recording)
+    tuning = ("--tuning", "vectors=0.5,code_vectors=2,code_alone=6")
+    mixed = _search(cli, "coupon discount applied", *tuning)["items"]
+    assert {i["kind"] for i in mixed} >= {"note", "file"}
+    code = _search(cli, "coupon discount applied", "--kind", "file", *tuning)["items"]
+    assert code and {i["kind"] for i in code} == {"file"}
+    assert [w["code_vectors"] for w in seen] == [1.0, 3.0]
+    assert [w["vectors"] for w in seen] == [0.5, 0.5]
+
+
 def test_enable_says_when_the_environment_outranks_the_setting(project, cli, monkeypatch):
     _remember(cli)
     monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")

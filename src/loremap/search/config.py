@@ -32,7 +32,7 @@ class SearchConfig(NamedTuple):
     query_tf: int = 10  # a term repeated in the question counts up to this many times
     max_postings: int = 4000  # the commonest terms are dropped beyond this many postings
     common_idf: bool = True  # a word in half the nodes or more still counts (Lucene's IDF)
-    seeds: int = 5  # how many top bm25/entity hits seed the PPR walk
+    seeds: int = 3  # how many top bm25/entity hits seed the PPR walk
     alpha: float = 0.3  # PPR restart probability: higher stays closer to the seeds
     pushes: int = 20  # PPR forward pushes at most (bounds its work whatever the graph)
     code_edges: float = 1.0  # weight of imports, shared names and co-change in the walk
@@ -44,6 +44,7 @@ class SearchConfig(NamedTuple):
     coverage: float = 0.3  # share of the question's IDF mass one of the best matches must hold
     meaning: float = 0.5  # or a vector match at least this close (cosine) answers instead
     code_vectors: float = 1.0  # the vector list's weight among code, times `vectors`
+    code_alone: float = 3.0  # ... when no note is among the candidates, times `vectors`
     issue_vectors: float = 0.0  # the vector lists' weight for a pasted issue, times theirs
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     aside: float = 0.5  # share of its score a test, example or docs file keeps (aside.py)

@@ -129,6 +129,7 @@ class QueryTerms(NamedTuple):
 _EXACT_WORDS = 16
 _FIRST_CAP = 256
 _ALL_OF = 4  # words an all-common question is searched with, all at once
+_JUDGED = 5  # the best text matches whose coverage of the question decides an abstention
 _POOLED_NOTES = 10  # notes in the bm25 pool that spare the notes list its own search
 _NOTE_TERMS = 3  # a note in the notes list holds this many of a long question's terms
 
@@ -498,10 +499,15 @@ class Engine:
         # one vector is its opening, which the title list reads already, and its meaning is in
         # the names it holds (on SWE-bench dev the vectors cost 5 points of Acc@5 there).
         meaning = self.config.issue_vectors if q.issue else 1.0
+        # Among code alone (a search for files, a project whose notes say nothing of this) no
+        # note can be crowded out, and there the vectors rank code better than the text lists
+        # do: the code vector list weighs as much as those lists together (`code_alone`).
+        code = (self.config.code_vectors if any(r.kind == "note" for r in rows.values())
+                else self.config.code_alone)
         weights = {"bm25": self.config.bm25,
                    "entities": self.config.entities * min(1.0, focus / max(1, len(hits))),
                    "ppr": self.config.ppr, "vectors": self.config.vectors * meaning,
-                   "code_vectors": self.config.vectors * self.config.code_vectors * meaning,
+                   "code_vectors": self.config.vectors * code * meaning,
                    "sections": self.config.sections, "notes": self.config.notes,
                    "title": self.config.title}
         fused = self._aside(rrf(lists, weights, self.config.rrf_k), rows, q)
@@ -641,7 +647,7 @@ class Engine:
         if not measure or c.named or c.closest >= self.config.meaning:
             return Signal(1.0)  # an entity named, or a vector close enough: never abstains
         text_hits = ([i for i, _ in c.fused if i in c.text]
-                     or [i for i, _ in c.fused])[: self.config.seeds]
+                     or [i for i, _ in c.fused])[:_JUDGED]
         return Signal(self.coverage(q, text_hits))
 
     def recall(self, request: Request) -> Recall:
