@@ -205,6 +205,48 @@ def test_the_scan_sees_vectors_another_connection_or_this_one_wrote_since(tmp_pa
         reader.close()
 
 
+def test_kept_edges_and_counts_follow_every_change_to_the_database(tmp_path):
+    """A connection keeps the walk's edges and the words' document counts between questions,
+    and reads them again after another connection's commit, its own write, a rollback."""
+    from loremap.model import Link, Relation
+
+    def note(nid, body, *links):
+        return Note(id=nid, type=NoteType.DECISION, title=nid, body=body,
+                    links=tuple(Link(Relation.RELATES, to) for to in links))
+
+    reader = store_with(tmp_path, [note("a", "refund twice"), note("b", "refund", "a")])
+    writer = SqliteStore(tmp_path / "index.sqlite", Analyzer())
+    statements: list[str] = []
+    reader.conn.set_trace_callback(statements.append)
+
+    def around(node):
+        return sorted(e.node for e in reader.neighborhoods([node], 256)[node] or [])
+
+    try:
+        assert around("a") == ["b"] and reader.doc_freqs(["refund"], 10) == {"refund": 2}
+        statements.clear()
+        assert around("a") == ["b"] and reader.doc_freqs(["refund"], 10) == {"refund": 2}
+        assert reader.doc_freqs(["refund"], 1) == {"refund": 1}  # within what was counted
+        assert all("data_version" in s for s in statements)  # nothing but the version read
+        with writer.write():
+            writer.upsert_note(note("c", "refund", "a"), "project", "notes/c.md", "c", 1, 1)
+        assert around("a") == ["b", "c"] and reader.doc_freqs(["refund"], 10) == {"refund": 3}
+        with reader.write():
+            reader.upsert_note(note("d", "refund", "a"), "project", "notes/d.md", "d", 1, 1)
+        assert around("a") == ["b", "c", "d"]
+        assert reader.doc_freqs(["refund"], 10) == {"refund": 4}
+        with pytest.raises(RuntimeError), reader.write():
+            reader.upsert_note(note("e", "refund", "a"), "project", "notes/e.md", "e", 1, 1)
+            assert around("a") == ["b", "c", "d", "e"]
+            assert reader.doc_freqs(["refund"], 10) == {"refund": 5}
+            raise RuntimeError("roll back")
+        assert around("a") == ["b", "c", "d"]
+        assert reader.doc_freqs(["refund"], 10) == {"refund": 4}
+    finally:
+        writer.close()
+        reader.close()
+
+
 def test_doctor_names_corrupt_vectors_and_the_command_that_replaces_them(project, cli):
     cli("remember", "-t", "bug", "--title", "Coupon applied twice", "-m", "x")
     store = SqliteStore(project / ".loremap" / "index.sqlite", Analyzer())

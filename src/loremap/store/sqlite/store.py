@@ -186,7 +186,9 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
-            self._vector_cache = None  # it may hold rows that were never committed
+            # Kept reads may hold rows that were never committed (a rollback leaves
+            # total_changes as it was).
+            self._vector_cache = self._held = None
             raise
         self.conn.execute("COMMIT")
 
@@ -196,7 +198,7 @@ class SqliteStore(CodeTables, SearchTables, VectorTables):
     def clear(self) -> None:
         schema.drop_all(self.conn)
         schema.migrate(self.conn)
-        self._vector_cache = None
+        self._vector_cache = self._held = None
 
     # --- notes ------------------------------------------------------------------------------
 

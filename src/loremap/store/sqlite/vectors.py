@@ -40,6 +40,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from loremap.store.sqlite.search import version
 from loremap.store.vectors import checked_rows, dimension_mismatch
 
 
@@ -118,8 +119,7 @@ class VectorTables:
         """The model's matrix, read again only when the database changed since."""
         import numpy as np
 
-        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]),
-               self.conn.total_changes)
+        key = version(self.conn)
         held = self._vector_cache
         if held is not None and (held.key, held.model, held.dim) == (key, model, dim):
             return held
