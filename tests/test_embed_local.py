@@ -329,13 +329,13 @@ def test_code_vectors_weigh_more_where_no_note_competes(project, cli, monkeypatc
         return real(lists, weights, k)
 
     monkeypatch.setattr(engine, "rrf", recording)
-    tuning = ("--tuning", "vectors=0.5,code_vectors=2,code_alone=6")
+    tuning = ("--tuning", "vectors=0.25,code_vectors=1,code_alone=3")
     mixed = _search(cli, "coupon discount applied", *tuning)["items"]
     assert {i["kind"] for i in mixed} >= {"note", "file"}
     code = _search(cli, "coupon discount applied", "--kind", "file", *tuning)["items"]
     assert code and {i["kind"] for i in code} == {"file"}
     assert [w["code_vectors"] for w in seen] == [1.0, 3.0]
-    assert [w["vectors"] for w in seen] == [0.5, 0.5]
+    assert [w["vectors"] for w in seen] == [0.25, 0.25]
 
 
 def test_enable_says_when_the_environment_outranks_the_setting(project, cli, monkeypatch):

@@ -22,7 +22,7 @@ class SearchConfig(NamedTuple):
     bm25: float = 1.0
     entities: float = 1.0
     ppr: float = 1.0
-    vectors: float = 1.0
+    vectors: float = 0.5  # the vector list among notes
     sections: float = 1.0  # code files by their best-matching section
     notes: float = 1.0  # notes ranked alone, when code competes with them
     title: float = 1.0  # an issue's title searched alone
@@ -43,8 +43,8 @@ class SearchConfig(NamedTuple):
     abstain: bool = True  # answer "nothing relevant" when no best match covers the question
     coverage: float = 0.3  # share of the question's IDF mass one of the best matches must hold
     meaning: float = 0.5  # or a vector match at least this close (cosine) answers instead
-    code_vectors: float = 1.0  # the vector list's weight among code, times `vectors`
-    code_alone: float = 3.0  # ... when no note is among the candidates, times `vectors`
+    code_vectors: float = 0.5  # the vector list among code, when notes are candidates too
+    code_alone: float = 3.0  # the vector list among code, when no note is a candidate
     issue_vectors: float = 0.0  # the vector lists' weight for a pasted issue, times theirs
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     aside: float = 0.5  # share of its score a test, example or docs file keeps (aside.py)

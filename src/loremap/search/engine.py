@@ -440,7 +440,8 @@ class Engine:
         text = " ".join([request.query, *request.terms])
         # The question's vector is computed while the text lists run (embed.Early).
         early = (Early(self.embedder, text) if self.embedder is not None
-                 and self.config.vectors > 0 and (self.config.issue_vectors > 0 or not q.issue)
+                 and max(self.config.vectors, self.config.code_vectors, self.config.code_alone) > 0
+                 and (self.config.issue_vectors > 0 or not q.issue)
                  else None)
         bm25 = self._bm25(q, filters)
         rows = self.store.nodes([i for i, _ in bm25[: self.config.pool]])
@@ -507,7 +508,7 @@ class Engine:
         weights = {"bm25": self.config.bm25,
                    "entities": self.config.entities * min(1.0, focus / max(1, len(hits))),
                    "ppr": self.config.ppr, "vectors": self.config.vectors * meaning,
-                   "code_vectors": self.config.vectors * code * meaning,
+                   "code_vectors": code * meaning,
                    "sections": self.config.sections, "notes": self.config.notes,
                    "title": self.config.title}
         fused = self._aside(rrf(lists, weights, self.config.rrf_k), rows, q)
