@@ -472,9 +472,10 @@ def test_a_model_folder_in_the_project_is_named_from_its_root_and_found_from_any
     shutil.copytree(local_model_folder(UserPaths.from_env().models), project / "models" / "lm")
     (project / "src").mkdir(exist_ok=True)
     monkeypatch.chdir(project / "src")
-    done = cli("embed", "enable", "--model", "../models/lm")  # typed from a subfolder
+    done = cli("embed", "enable", "--model", "../models/lm", "--json")  # from a subfolder
     assert done.code == 0, done.err
     assert "a folder of this machine" not in done.err
+    assert json.loads(done.out)["embedder"] == "./models/lm"  # what config.toml names
     config = (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
     assert 'embedder = "./models/lm"' in config
     for where in (project, project / "src"):  # read from the root wherever a command runs

@@ -52,6 +52,7 @@ class Embedded(NamedTuple):
     nodes: int
     seconds: float
     warnings: tuple[str, ...] = ()  # what enabling it left to say (a folder of this machine)
+    embedder: str = ""  # the setting `enable` wrote (a folder as it is named from the root)
 
 
 def status(app: App) -> Status:
@@ -97,7 +98,7 @@ def enable(app: App, model: str | None, progress: Progress | None = None,
     app.reset_embedder()
     done = reembed(app, stale_only=True, progress=progress, embedder=embedder,
                    drop_others=True)
-    return done._replace(warnings=(warning,)) if warning else done
+    return done._replace(embedder=spec, warnings=(warning,) if warning else ())
 
 
 def disable(app: App) -> int:

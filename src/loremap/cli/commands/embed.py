@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
         done = embeddings.enable(app, args.model, progress(args, "embedding"),
                                  download_progress=not args.json)
         warn([*app.take_notices(), *done.warnings,
-              *embeddings.overridden(args.model or "local")])
+              *embeddings.overridden(done.embedder)])
     if args.json:
-        emit_json({"embedder": args.model or "local", "model": done.model,
+        emit_json({"embedder": done.embedder, "model": done.model,
                    "embedded": done.nodes, "seconds": round(done.seconds, 3)})
     else:
         lines([f"vectors are on with {done.model}: embedded {count(done.nodes, 'node')} in "
