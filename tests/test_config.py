@@ -152,3 +152,19 @@ def test_a_clone_of_a_folder_that_moved_away_keeps_that_folder_s_name(tmp_path):
     git(tmp_path / "app", "remote", "set-url", "origin", str(tmp_path / "app"))  # a loop
     assert origin_key(tmp_path / "app") is None
     assert origin_folder(tmp_path / "app") == (tmp_path / "app").resolve()
+
+
+def test_settings_written_together_are_all_written_or_none(tmp_path):
+    from loremap.errors import InvalidInput
+    from loremap.use.settings import write_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text("# kept\nsearch = 3\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"\[search\] is not a table"):
+        write_settings(config, {"verify.judge": "x", "search.tuning": "coverage=0.2"})
+    assert config.read_text(encoding="utf-8") == "# kept\nsearch = 3\n"
+    config.write_text("# kept\n", encoding="utf-8")
+    write_settings(config, {"search.tuning": "coverage=0.2", "search.calibrated": "today"})
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith("# kept\n") and 'tuning = "coverage=0.2"' in text
+    assert 'calibrated = "today"' in text

@@ -150,7 +150,7 @@ def _persist(app: App, after: Rates, source: str, answerable: int, unanswerable:
              ) -> None:
     from loremap.config import CONFIG_FILE
     from loremap.search import SearchConfig
-    from loremap.use.settings import write_setting
+    from loremap.use.settings import write_settings
 
     if app.loremap_dir is None:
         raise InvalidInput("not in a loremap project: run `loremap init` in the repository")
@@ -162,14 +162,14 @@ def _persist(app: App, after: Rates, source: str, answerable: int, unanswerable:
              p.partition("=")[0].strip() != "coverage"]
     tuning = ",".join([*(p.strip() for p in pairs), f"coverage={after.threshold:g}"])
     SearchConfig.parse(tuning)  # refuses a spec the engine would refuse, before writing
-    config = app.loremap_dir / CONFIG_FILE
-    write_setting(config, "search.tuning", tuning)
     day = dt.datetime.now(dt.UTC).date().isoformat()
     unanswered = (f"{unanswerable} unanswerable, {after.true_abstention:.1%} refused"
                   if after.true_abstention is not None else "no unanswerable ones")
-    write_setting(config, "search.calibrated", (
-        f"{day} on {source}: coverage {after.threshold:g}; {answerable} answerable "
-        f"questions, {after.false_abstention:.1%} refused; {unanswered}"))
+    write_settings(app.loremap_dir / CONFIG_FILE, {
+        "search.tuning": tuning,
+        "search.calibrated": (f"{day} on {source}: coverage {after.threshold:g}; "
+                              f"{answerable} answerable questions, "
+                              f"{after.false_abstention:.1%} refused; {unanswered}")})
 
 
 def in_force(app: App) -> Finding:
