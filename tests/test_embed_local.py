@@ -298,12 +298,17 @@ def test_an_endpoint_that_changes_its_dimension_is_refused_until_reembed(project
         assert result.code == 0 and "degraded" not in result.err
 
 
-def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):
+def _coupon_code_and_notes(project, cli, monkeypatch):
+    """The notes beside a file about the same thing, every node with a hash vector."""
     monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
     (project / "coupons.py").write_text('"""Coupon discount applied at checkout."""\n',
                                         encoding="utf-8")
     assert cli("index").code == 0
     _remember(cli)
+
+
+def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):
+    _coupon_code_and_notes(project, cli, monkeypatch)
     only = "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"
     both = _search(cli, "coupon discount applied", "--tuning", only)["items"]
     assert {i["kind"] for i in both} >= {"note", "file"}
@@ -316,11 +321,7 @@ def test_code_and_notes_rank_in_two_vector_lists(project, cli, monkeypatch):
 def test_code_vectors_weigh_more_where_no_note_competes(project, cli, monkeypatch):
     import loremap.search.engine as engine
 
-    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
-    (project / "coupons.py").write_text('"""Coupon discount applied at checkout."""\n',
-                                        encoding="utf-8")
-    assert cli("index").code == 0
-    _remember(cli)
+    _coupon_code_and_notes(project, cli, monkeypatch)
     seen: list[dict[str, float]] = []
     real = engine.rrf
 
