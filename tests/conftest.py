@@ -144,6 +144,15 @@ def new_repo(root: Path, files: dict[str, str], message: str = "initial") -> Pat
     return root
 
 
+def new_project(root: Path, files: dict[str, str], message: str = "initial", *,
+                cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`new_repo` made the working directory, with `loremap init` run in it."""
+    new_repo(root, files, message)
+    monkeypatch.chdir(root)
+    assert cli("init").code == 0
+    return root
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git repository with one commit and a couple of source files; the working directory."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GOLDEN, new_repo
+from conftest import GOLDEN, new_project
 from test_codemap import FILES
 
 # The shop of the code map's tests, with two notes about its files.
@@ -30,9 +30,7 @@ def shop(tmp_path, monkeypatch, cli):
     """The shop, committed at a fixed date, after `loremap init` and two `remember`s."""
     for key in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         monkeypatch.setenv(key, "2026-01-02T03:04:05Z")
-    root = new_repo(tmp_path / "shop", FILES, "Initial shop")
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "shop", FILES, "Initial shop", cli=cli, monkeypatch=monkeypatch)
     for note_type, title, body, path in NOTES:
         done = cli("remember", "--type", note_type, "--title", title, "-m", body, "--file", path)
         assert done.code == 0, done.err

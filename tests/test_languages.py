@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import new_repo
+from conftest import new_project, new_repo
 from loremap.text import Analyzer
 from test_search import shared_database
 
@@ -49,9 +49,8 @@ def bilingual(request, tmp_path, monkeypatch, cli):
 
 
 def bilingual_project(tmp_path, monkeypatch, cli) -> Path:
-    root = new_repo(tmp_path / "app", {"README.md": "# app\n"})
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "app", {"README.md": "# app\n"},
+                       cli=cli, monkeypatch=monkeypatch)
     set_languages(root, '["pt", "en"]')
     remember_all(cli)
     return root
@@ -103,9 +102,8 @@ def test_adding_a_language_rebuilds_the_index_and_says_so(store, request, tmp_pa
                                                            monkeypatch, cli):
     if store == "postgres":
         shared_database(request, monkeypatch)
-    root = new_repo(tmp_path / "app", {"README.md": "# app\n"})
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "app", {"README.md": "# app\n"},
+                       cli=cli, monkeypatch=monkeypatch)
     remember_all(cli)
     set_languages(root, '["pt", "en"]')
     found = search(cli, "sessões")

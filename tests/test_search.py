@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import git, new_repo
+from conftest import git, new_project
 from loremap.errors import InvalidInput
 from loremap.search import SearchConfig
 from test_codemap import FILES
@@ -42,9 +42,7 @@ def shop(request, tmp_path, monkeypatch, cli):
     runs on both (a test about SQLite mode alone asks for `sqlite_only`)."""
     if request.param == "postgres":
         shared_database(request, monkeypatch)
-    root = new_repo(tmp_path / "shop", FILES, "Initial shop")
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "shop", FILES, "Initial shop", cli=cli, monkeypatch=monkeypatch)
     for note_type, title, body, files in NOTES:
         args = ["remember", "-t", note_type, "--title", title, "-m", body]
         for path in files:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import new_repo
+from conftest import new_project
 from loremap.errors import InvalidInput
 from loremap.search import SearchConfig
 from loremap.search.aside import kind as aside_kind
@@ -27,9 +27,7 @@ FILES = {
 
 @pytest.fixture
 def web(tmp_path, monkeypatch, cli):
-    root = new_repo(tmp_path / "web", FILES, "Web")
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "web", FILES, "Web", cli=cli, monkeypatch=monkeypatch)
     return root
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import new_repo
+from conftest import new_project
 from loremap.search.language import named, tokens
 from loremap.text import Analyzer
 
@@ -28,9 +28,7 @@ FILES = {
 
 @pytest.fixture
 def lib(tmp_path, monkeypatch, cli):
-    root = new_repo(tmp_path / "lib", FILES, "Lib")
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "lib", FILES, "Lib", cli=cli, monkeypatch=monkeypatch)
     return root
 
 

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import git, new_repo
+from conftest import git, new_project
 from loremap.search.render import definitions, file_snippet
 from loremap.text import Analyzer
 
@@ -63,9 +63,8 @@ NOTES = [
 def notebook(tmp_path, monkeypatch, cli):
     """A small project whose atomic note writer never says "safe", beside an unrelated note and
     a file that do."""
-    root = new_repo(tmp_path / "notebook", NOTEBOOK, "Notebook")
-    monkeypatch.chdir(root)
-    assert cli("init").code == 0
+    root = new_project(tmp_path / "notebook", NOTEBOOK, "Notebook",
+                       cli=cli, monkeypatch=monkeypatch)
     for note_type, title, body in NOTES:
         assert cli("remember", "-t", note_type, "--title", title, "-m", body).code == 0
     return root
