@@ -46,6 +46,13 @@ def _chunks(text: str) -> list[str]:
     return [c.replace("\\", "/").strip("./-") for c in _CHUNK.findall(text)]
 
 
+def _tails(path: str, whole: bool = False) -> list[str]:
+    """What follows each `/` of `path` (`a/b/c.py` -> `b/c.py`, `c.py`), and `path` itself
+    with `whole`."""
+    tails = [path[i + 1:] for i, c in enumerate(path) if c == "/"]
+    return [path, *tails] if whole else tails
+
+
 def paths(store: NameIndex, text: str) -> list[EntityHit]:
     """Files and modules named by path, file name or Python dotted name."""
     wanted: dict[str, list[str]] = {}  # file name -> the chunks that end with it
@@ -67,18 +74,30 @@ def paths(store: NameIndex, text: str) -> list[EntityHit]:
     hits: list[EntityHit] = []
     found = store.files_named(wanted)
     for name, chunks in wanted.items():
-        for path in found.get(name, ()):
-            for chunk in chunks:
-                # A bare file name is not the tail of a path: `__init__.py` alone names no
-                # one package's.
-                if chunk == path or chunk.endswith("/" + path) or (
-                        "/" in chunk and path.endswith("/" + chunk)):
-                    hits.append(EntityHit(path, 3.0, "named in the question"))
-                    break
-                if chunk == name and len(found[name]) <= 3 and name != "__init__.py":
-                    hits.append(EntityHit(path, 2.0 / len(found[name]),
-                                          f"named in the question ({name})"))
-                    break
+        paths_ = found.get(name, [])
+        if not paths_:
+            continue
+        # Each path's first chunk naming it: the chunk is the path or ends with it (a longer
+        # path, a traceback's), or a path with a folder that the path ends with. A bare file
+        # name is not the tail of a path (`__init__.py` alone names no one package's); it
+        # names its file weakly when few files have that name. Looked up by the paths' and
+        # chunks' tails, not by testing every chunk against every file of a common name.
+        ending: dict[str, int] = {}  # a chunk's tail -> the first chunk with it
+        folded: dict[str, int] = {}  # a chunk with a folder -> its first place
+        for i, chunk in enumerate(chunks):
+            for tail in _tails(chunk, whole=True):
+                ending.setdefault(tail, i)
+            if "/" in chunk:
+                folded.setdefault(chunk, i)
+        bare = (chunks.index(name) if name in chunks and len(paths_) <= 3
+                and name != "__init__.py" else len(chunks))
+        for path in paths_:
+            first = min([ending.get(path, len(chunks)),
+                         *(folded.get(t, len(chunks)) for t in _tails(path))])
+            if first < len(chunks) and first <= bare:
+                hits.append(EntityHit(path, 3.0, "named in the question"))
+            elif bare < len(chunks):
+                hits.append(EntityHit(path, 2.0 / len(paths_), f"named in the question ({name})"))
     hits += [EntityHit(m, 2.5, "named in the question")
              for m in sorted(store.existing_ids(module_ids))]
     return hits

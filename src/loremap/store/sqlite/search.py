@@ -6,7 +6,8 @@ Every method is a read; filters are applied in SQL so a filtered search never ra
 will throw away.
 
 A connection keeps what the walk and a question's analysis read most often, the edges of the
-nodes the walk pushes and the document counts of the question's words, until the database
+nodes the walk pushes, the document counts of the question's words and the files a file name
+(a traceback's `__init__.py`) names, until the database
 changes (`version`: `PRAGMA data_version` for other connections' commits, `total_changes` for
 this one's, as the vectors' matrix is kept). A warm process (the daemon, the MCP server) asks
 again for the same hubs' edges and the same common words: measured with `python
@@ -41,14 +42,15 @@ def version(conn: sqlite3.Connection) -> tuple[int, int]:
 
 class _Held:
     """The reads a connection keeps while the database is at `key`: each node's edges as the
-    walk reads them (None for a hub over the cap), and each word's document count with the
-    cap it was counted to."""
+    walk reads them (None for a hub over the cap), each word's document count with the cap
+    it was counted to, and the files of each file name."""
 
     def __init__(self, key: tuple[int, int]) -> None:
         self.key = key
         self.edges: dict[tuple[str, int], list[Neighbor] | None] = {}
         self.edge_count = 0
         self.dfs: dict[str, tuple[int, int]] = {}
+        self.named: dict[str, list[str]] = {}  # a file name -> the paths of the files so named
 
 
 def _json(text: object) -> object:
@@ -321,14 +323,19 @@ class SearchTables:
             (limit, node_id, node_id, limit + 1)).fetchone()[0])
 
     def files_named(self, names: Iterable[str]) -> dict[str, list[str]]:
-        """file name (basename) -> paths of the indexed source files with that name."""
+        """file name (basename) -> paths of the indexed source files with that name (kept for
+        the next question: a traceback names `__init__.py` and `base.py` again and again)."""
+        held = self._reads()
+        if len(held.named) > _HELD_TERMS:
+            held.named.clear()
         out: dict[str, list[str]] = {}
         for name in dict.fromkeys(names):
-            paths = [r[0] for r in self.conn.execute(
-                "SELECT path FROM files WHERE name = ? AND language IS NOT NULL ORDER BY path",
-                (name,))]
-            if paths:
-                out[name] = paths
+            if name not in held.named:
+                held.named[name] = [r[0] for r in self.conn.execute(
+                    "SELECT path FROM files WHERE name = ? AND language IS NOT NULL "
+                    "ORDER BY path", (name,))]
+            if held.named[name]:
+                out[name] = held.named[name]
         return out
 
     def symbols_named(self, names: Iterable[str], max_definers: int) -> list[SymbolRow]:
