@@ -7,9 +7,9 @@ will throw away.
 
 A connection keeps what the walk and a question's analysis read most often, the edges of the
 nodes the walk pushes, the document counts of the question's words and the files a file name
-(a traceback's `__init__.py`) names, until the database
-changes (`version`: `PRAGMA data_version` for other connections' commits, `total_changes` for
-this one's, as the vectors' matrix is kept). A warm process (the daemon, the MCP server) asks
+(a traceback's `__init__.py`) names, until the database changes (`version`: `PRAGMA
+data_version` for other connections' commits, `total_changes` for this one's, as the vectors'
+matrix is kept). A warm process (the daemon, the MCP server) asks
 again for the same hubs' edges and the same common words: measured with `python
 bench/search.py --sizes 10k` (10k nodes, each question asked once, after 200 others), before
 and after on the same machine, recall p50 31.5 -> 27.3 ms, p95 68.0 -> 53.2 ms; a pasted issue
