@@ -10,12 +10,13 @@ nodes the walk pushes, the document counts of the question's words and the files
 (a traceback's `__init__.py`) names, until the database changes (`version`: `PRAGMA
 data_version` for other connections' commits, `total_changes` for this one's, as the vectors'
 matrix is kept). A warm process (the daemon, the MCP server) asks
-again for the same hubs' edges and the same common words: measured with `python
-bench/search.py --sizes 10k` (10k nodes, each question asked once, after 200 others), before
-and after on the same machine, recall p50 31.5 -> 27.3 ms, p95 68.0 -> 53.2 ms; a pasted issue
-70.4 -> 54.0 ms at p50 (its hundred-odd words are counted one by one, and most were counted for
-an earlier question). A one-shot process (the CLI, a hook in its own process) reads everything
-once either way.
+again for the same hubs' edges, the same common words and the same file names: measured
+with `python bench/search.py --sizes 10k` (10k nodes, each question asked once, after 200
+others), the code before and after, two runs each, alternating on the same machine: recall p50
+33.1, 32.9 -> 26.6, 27.3 ms, p95 71.2, 70.5 -> 57.4, 58.7 ms; a pasted issue 73.4, 74.0 ->
+58.2, 60.8 ms at p50 (its hundred-odd words are counted one by one, and most were counted for
+an earlier question; entities.py also matches its paths faster). A one-shot process (the CLI,
+a hook in its own process) reads everything once either way.
 """
 
 from __future__ import annotations
