@@ -46,11 +46,9 @@ def _chunks(text: str) -> list[str]:
     return [c.replace("\\", "/").strip("./-") for c in _CHUNK.findall(text)]
 
 
-def _tails(path: str, whole: bool = False) -> list[str]:
-    """What follows each `/` of `path` (`a/b/c.py` -> `b/c.py`, `c.py`), and `path` itself
-    with `whole`."""
-    tails = [path[i + 1:] for i, c in enumerate(path) if c == "/"]
-    return [path, *tails] if whole else tails
+def _tails(path: str) -> list[str]:
+    """`path` and what follows each of its `/` (`a/b/c.py` -> itself, `b/c.py`, `c.py`)."""
+    return [path, *(path[i + 1:] for i, c in enumerate(path) if c == "/")]
 
 
 def paths(store: NameIndex, text: str) -> list[EntityHit]:
@@ -80,20 +78,24 @@ def paths(store: NameIndex, text: str) -> list[EntityHit]:
         # Each path's first chunk naming it: the chunk is the path or ends with it (a longer
         # path, a traceback's), or a path with a folder that the path ends with. A bare file
         # name is not the tail of a path (`__init__.py` alone names no one package's); it
-        # names its file weakly when few files have that name. Looked up by the paths' and
-        # chunks' tails, not by testing every chunk against every file of a common name.
+        # names its file weakly when few files have that name. Looked up by the chunks'
+        # tails; a path is tested only against the chunks with a folder (a few), not against
+        # every chunk.
         ending: dict[str, int] = {}  # a chunk's tail -> the first chunk with it
         folded: dict[str, int] = {}  # a chunk with a folder -> its first place
         for i, chunk in enumerate(chunks):
-            for tail in _tails(chunk, whole=True):
+            for tail in _tails(chunk):
                 ending.setdefault(tail, i)
             if "/" in chunk:
                 folded.setdefault(chunk, i)
         bare = (chunks.index(name) if name in chunks and len(paths_) <= 3
                 and name != "__init__.py" else len(chunks))
+        folders = [("/" + chunk, i) for chunk, i in folded.items()]
         for path in paths_:
-            first = min([ending.get(path, len(chunks)),
-                         *(folded.get(t, len(chunks)) for t in _tails(path))])
+            first = ending.get(path, len(chunks))
+            for suffix, i in folders:
+                if i < first and path.endswith(suffix):
+                    first = i
             if first < len(chunks) and first <= bare:
                 hits.append(EntityHit(path, 3.0, "named in the question"))
             elif bare < len(chunks):
