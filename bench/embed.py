@@ -111,33 +111,35 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
 
-def fill(store: Any, model: str, dim: int) -> None:
-    """Random unit vectors (seeded) for the nodes the sample left without one: a recall's cost
-    does not depend on the values it scans, and embedding 10k nodes for real takes tens of
-    minutes on one core (the figure above)."""
+def fill(store: Any, model: str, dim: int, read: Any) -> None:
+    """Random unit vectors (seeded), one per window, for the nodes the sample left without
+    them: a recall's cost does not depend on the values it scans, and embedding 10k nodes for
+    real takes tens of minutes on one core (the figure above)."""
     import math
     import random
+
+    from loremap.search.embed import windows
 
     rng = random.Random(7)
     while True:
         todo = store.missing_vectors(model, 1000)
         if not todo:
             return
-        vectors = []
-        for _ in todo:
-            vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
-            norm = math.sqrt(sum(v * v for v in vec))
-            vectors.append([v / norm for v in vec])
+        rows = []
+        for node_id, pieces in windows(store, todo, read):
+            for number in range(len(pieces)):
+                vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+                norm = math.sqrt(sum(v * v for v in vec))
+                rows.append((node_id, number, [v / norm for v in vec]))
         with store.write():
-            store.put_vectors(model, dim, [(node_id, 0, vec) for (node_id, _), vec
-                                           in zip(todo, vectors, strict=True)])
+            store.put_vectors(model, dim, rows)
 
 
 def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: int
             ) -> dict[str, Any]:
     import os
 
-    from loremap.search.embed import chunks, embed_pending
+    from loremap.search.embed import embed_pending, windows
     from loremap.search.issue import looks_like_issue
     from loremap.use.embeddings import source
 
@@ -162,9 +164,10 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
         index = app.index_path
         size_before = disk(index)
         todo = store.missing_vectors(embedder.name, sample)
-        pieces = sum(len(chunks(text)) for _, text in todo)
+        read = source(app)
+        pieces = sum(len(w) for _, w in windows(store, todo, read))
         started = time.perf_counter()
-        done = embed_pending(store, embedder, most=sample, source=source(app))
+        done = embed_pending(store, embedder, most=sample, source=read)
         seconds = time.perf_counter() - started
         grown = disk(index) - size_before
         total = store.node_count()
@@ -175,7 +178,7 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
               "vectors")
         figures["embedding"] = {"nodes": done, "windows": pieces, "seconds": seconds,
                                 "mb_per_10k_vectors": grown / 2**20 * 10_000 / max(pieces, 1)}
-        fill(store, embedder.name, len(embedder.embed_query("x")))
+        fill(store, embedder.name, len(embedder.embed_query("x")), read)
         # Three connections, each warmed on other questions: a store keeps the edges and word
         # counts it read (store/sqlite/search.py), so a recall must not find what another
         # engine read for the same question.

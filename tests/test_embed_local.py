@@ -347,16 +347,53 @@ def test_enable_says_when_the_environment_outranks_the_setting(project, cli, mon
     assert "LOREMAP_EMBEDDER=hash in this environment overrides the setting" in result.err
 
 
-def test_a_long_file_is_embedded_as_its_head_then_its_outline():
-    from loremap.search.embed import FILE_CHARS, outline
+def _long_file(functions: int = 0) -> str:
+    """A module of 400 assignments, then `refund`, whose body runs 200 lines, then `charge`,
+    then `functions` more of 12 lines each."""
+    lines = ["import os", ""] + [f"x{i} = {i}" for i in range(400)]
+    lines += ["def refund(order):", '    """Give the money back."""']
+    lines += [f"    ledger.reconcile(order, step={i})" for i in range(200)]
+    lines += ["def charge(order):", '    """Take the money."""', "    pass"] + [""] * 12
+    for i in range(functions):
+        lines += [f"def f{i}():", "    return 1"] + [""] * 10
+    return "\n".join(lines)
 
-    code = "\n".join(["import os", ""] + [f"x{i} = {i}" for i in range(400)]
-                     + ["def refund(order):", '    """Give the money back."""', "    pass"])
-    text = outline(code, [2, 403])  # 1-based definition lines (line 2 lies in the head)
-    assert len(text) <= FILE_CHARS
-    assert text.startswith("import os\n\nx0 = 0\n")
-    assert text.endswith('\ndef refund(order):\n"""Give the money back."""')
-    assert "x399" not in text
+
+def test_a_long_file_is_embedded_as_its_head_then_a_window_per_section():
+    from loremap.search.embed import CHUNK_CHARS, FILE_WINDOWS, SECTION_CHARS, file_windows
+
+    code = _long_file()
+    pieces = file_windows("pay/refunds.py Refunds and charges.", "pay/refunds.py", code,
+                          [403, 605])  # 1-based definition lines
+    assert pieces[0].startswith("pay/refunds.py Refunds and charges.\nimport os\n\nx0 = 0\n")
+    assert len(pieces[0]) <= len("pay/refunds.py Refunds and charges.\n") + CHUNK_CHARS
+    assert pieces[1].startswith('pay/refunds.py\ndef refund(order):\n    """Give the money')
+    assert "ledger.reconcile(order, step=3)" in pieces[1]
+    assert len(pieces[1]) <= len("pay/refunds.py\n") + SECTION_CHARS
+    assert pieces[2] == 'pay/refunds.py\ndef charge(order):\n    """Take the money."""\n    pass'
+    assert len(pieces) == 3 and not any("x399" in p for p in pieces)
+    many = file_windows("m.py", "m.py", _long_file(60), [403, 605, *range(620, 1340, 12)])
+    assert len(many) == FILE_WINDOWS and many[-1].startswith("m.py\ndef f28():")
+
+
+def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, monkeypatch):
+    """The words of `refund`'s body lie beyond the file's head and signatures: only the
+    window of its section holds them."""
+    from loremap.app import App
+    from loremap.search.embed import windows
+
+    monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
+    (project / "refunds.py").write_text(_long_file(), encoding="utf-8")
+    (project / "other.py").write_text('"""Sending the weekly newsletter."""\n', encoding="utf-8")
+    assert cli("index").code == 0
+    with App.open(project) as app:
+        todo = [("refunds.py", "refunds.py")]
+        read = lambda path: (project / path).read_text(encoding="utf-8")  # noqa: E731
+        [(_, pieces)] = windows(app.store, todo, read)
+    assert any("ledger.reconcile" in p for p in pieces[1:])
+    only = "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"
+    found = _search(cli, "ledger reconcile order step", "--tuning", only)["items"]
+    assert found and found[0]["id"] == "refunds.py"
 
 
 def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monkeypatch):

@@ -107,18 +107,25 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
 CHUNK_LINES = 12  # a section runs from one definition to the next, at least this many lines
 
 
+def section_starts(definitions: Iterable[int], lines: int) -> list[int]:
+    """The first line (1-based) of each section of a file of `lines` lines whose definitions
+    start on the lines `definitions`: line 1, then each definition at least `CHUNK_LINES`
+    after the section before it; a short tail joins the section before it."""
+    bounds: list[int] = []
+    for start in sorted({1, *(n for n in definitions if 1 <= n <= lines)}):
+        if not bounds or start - bounds[-1] >= CHUNK_LINES:
+            bounds.append(start)
+    if len(bounds) > 1 and lines + 1 - bounds[-1] < CHUNK_LINES:
+        bounds.pop()
+    return bounds
+
+
 def sections(path: str, source: str, definitions: Iterable[Definition], analyzer: Analyzer
              ) -> tuple[tuple[int, str], ...]:
     """The file cut at its definitions into sections of at least `CHUNK_LINES` lines, each as
     (first line, analyzer tokens of the path and the section's lines)."""
     lines = source.split("\n")
-    starts = sorted({1, *(d.line for d in definitions if 1 <= d.line <= len(lines))})
-    bounds: list[int] = []
-    for start in starts:
-        if not bounds or start - bounds[-1] >= CHUNK_LINES:
-            bounds.append(start)
-    if len(bounds) > 1 and len(lines) + 1 - bounds[-1] < CHUNK_LINES:
-        bounds.pop()  # a short tail joins the section before it
+    bounds = section_starts([d.line for d in definitions], len(lines))
     head = " ".join(analyzer.tokens(path))
     out = []
     for first, end in zip(bounds, [*bounds[1:], len(lines) + 1], strict=True):

@@ -135,23 +135,32 @@ def _bert(folder: Path, name: str) -> Embedder:
 def model_folder(spec: str, models: Path, root: Path | None = None) -> Path:
     """The folder of a downloaded model (`BAAI/bge-small-en-v1.5`) or of a path (a relative
     one read from the project's `root`)."""
-    from loremap.embed.hub import slug
-
-    path = folder_path(spec, root)
-    if is_folder(spec):
-        if not (path / "config.json").is_file():
-            raise EmbedderUnavailable(f"model folder {path}: no config.json (a Hugging Face "
-                                      "model folder holds config.json, tokenizer.json and "
-                                      "model.safetensors)")
-        return path
     if "/" not in spec:
         raise InvalidInput(f"unknown search.embedder {spec!r}: use local, a model name such as "
                            "BAAI/bge-small-en-v1.5, a model folder, endpoint:MODEL, or empty "
                            "for none")
-    folder = models / slug(spec)
+    return named_folder(spec, models, root, "model", "loremap embed enable", "search")
+
+
+def named_folder(spec: str, models: Path, root: Path | None, noun: str, command: str,
+                 user: str) -> Path:
+    """The folder of the model `spec` names, checked to hold a `config.json`: a Hub name's
+    under `models` (else `EmbedderUnavailable` says `command` downloads it and `user` never
+    does), or a folder's path (a relative one read from the project's `root`). `noun` names
+    the model in the messages ("model", "judge")."""
+    from loremap.embed.hub import slug
+
+    if is_hub_name(spec):
+        folder = models / slug(spec)
+        if not (folder / "config.json").is_file():
+            raise EmbedderUnavailable(f"{noun} {spec} is not downloaded: run `{command} "
+                                      f"--model {spec}` ({user} never downloads)")
+        return folder
+    folder = folder_path(spec, root)
     if not (folder / "config.json").is_file():
-        raise EmbedderUnavailable(f"model {spec} is not downloaded: run `loremap embed enable "
-                                  f"--model {spec}` (search never downloads)")
+        raise EmbedderUnavailable(f"{noun} folder {folder}: no config.json (a Hugging Face "
+                                  "model folder holds config.json, tokenizer.json and "
+                                  "model.safetensors)")
     return folder
 
 

@@ -116,21 +116,9 @@ _LOADED: dict[tuple[str, int], NliModel] = {}  # a long-lived server loads a jud
 def judge_folder(spec: str, models: Path, root: Path | None = None) -> Path:
     """The folder of the judge `spec` names: a Hub name downloaded into `models`, or a
     model folder's path (a relative one read from the project's `root`)."""
-    from loremap.embed import folder_path, is_hub_name
-    from loremap.embed.hub import slug
+    from loremap.embed import named_folder
 
-    if is_hub_name(spec):
-        folder = models / slug(spec)
-        if not (folder / "config.json").is_file():
-            raise EmbedderUnavailable(f"judge {spec} is not downloaded: run `loremap judge "
-                                      f"enable --model {spec}` (verify never downloads)")
-        return folder
-    folder = folder_path(spec, root)
-    if not (folder / "config.json").is_file():
-        raise EmbedderUnavailable(f"judge folder {folder}: no config.json (a Hugging Face "
-                                  "model folder holds config.json, tokenizer.json and "
-                                  "model.safetensors)")
-    return folder
+    return named_folder(spec, models, root, "judge", "loremap judge enable", "verify")
 
 
 def load_judge(spec: str, models: Path, root: Path | None = None) -> NliModel:

@@ -24,15 +24,20 @@ if TYPE_CHECKING:
     from loremap.store import IndexStore
 
 # A chunk is about 1,000 characters (~250 word pieces, the MiniLM window) with 200 of overlap,
-# cut at a line or word boundary; a node gets at most 8 (a whole source file's body is long,
-# and its first screens say what it is).
+# cut at a line or word boundary; a node gets at most 8 (a note's first screens say what it is).
 CHUNK_CHARS = 1000
 CHUNK_OVERLAP = 200
 MAX_CHUNKS = 8
-# A source file longer than this is embedded as its outline: its head, then each definition's
-# line and the line after it (a signature and its docstring). An encoder costs ~0.07 s per
-# window on a core, so a file's vectors cost three windows, not the eight of its first screens.
+# A source file longer than this is embedded in windows of its own: its head (with its path and
+# summary), then one window per section of code (the code map's sections: a definition, or a
+# run of short ones, a dozen lines or more) holding the file's path and the section's first
+# `SECTION_CHARS` characters (the signature, the docstring, the first lines), so a function deep
+# in a long file has a vector of its own. At most `FILE_WINDOWS` windows a file; the sections
+# beyond them (files of more than 31 sections) go without. An encoder costs ~0.07 s per
+# 1,000-character window on a core.
 FILE_CHARS = 2400
+SECTION_CHARS = 600
+FILE_WINDOWS = 32
 
 
 # A vector: floats in a list, or a numpy row (numpy arrays are no `Sequence` to the checker).
@@ -109,49 +114,65 @@ def chunks(text: str) -> list[str]:
 Source = Callable[[str], str | None]
 
 
-def _units(todo: Sequence[tuple[str, str]]) -> Iterator[tuple[str, int, str]]:
-    for node_id, text in todo:
-        for number, piece in enumerate(chunks(text)):  # never empty: a short text is one
+def _units(todo: Sequence[tuple[str, list[str]]]) -> Iterator[tuple[str, int, str]]:
+    for node_id, pieces in todo:
+        for number, piece in enumerate(pieces):
             yield node_id, number, piece
 
 
-def _with_source(store: IndexStore, todo: list[tuple[str, str]], source: Source | None
-                 ) -> list[tuple[str, str]]:
-    """A file node's text is its path and summary, then its code (`source`): a function
-    without a docstring has no summary, and its meaning is in its lines."""
-    if source is None:
-        return todo
-    rows = store.nodes([node_id for node_id, _ in todo])
-    files = {node_id: row.path or node_id for node_id, row in rows.items() if row.kind == "file"}
+def windows(store: IndexStore, todo: Sequence[tuple[str, str]], source: Source | None
+            ) -> list[tuple[str, list[str]]]:
+    """Each node of `todo` (id, indexed text) with the windows it is embedded in (never none).
+
+    A note or module is its text, cut by `chunks`. A file node's text is its path and summary,
+    then its code (read through `source`): a function without a docstring has no summary, and
+    its meaning is in its lines; a long file is its head, then its sections (`file_windows`)."""
+    files: dict[str, str] = {}
+    if source is not None:
+        rows = store.nodes([node_id for node_id, _ in todo])
+        files = {node_id: row.path or node_id for node_id, row in rows.items()
+                 if row.kind == "file"}
     symbols = store.symbols_in(list(files.values())) if files else {}
     out = []
     for node_id, text in todo:
         path = files.get(node_id)
-        code = source(path) if path is not None else None
-        if code and len(code) > FILE_CHARS:
-            code = outline(code, [line for _, _, line in symbols.get(path or "", [])])
-        out.append((node_id, f"{text.strip()}\n{code}" if code else text))
+        code = source(path) if path is not None and source is not None else None
+        if not code:
+            out.append((node_id, chunks(text)))
+        elif len(code) <= FILE_CHARS:
+            out.append((node_id, chunks(f"{text.strip()}\n{code}")))
+        else:
+            lines = [line for _, _, line in symbols.get(path or "", [])]
+            out.append((node_id, file_windows(text, path or node_id, code, lines)))
     return out
 
 
-def outline(code: str, lines: Sequence[int], budget: int = FILE_CHARS) -> str:
-    """What a long file is about, in `budget` characters: its first window (the module
-    docstring, the imports), then the line of each definition (1-based `lines`) and the one
-    after it (a signature and its docstring), in order."""
+def file_windows(text: str, path: str, code: str, lines: Sequence[int]) -> list[str]:
+    """The windows of a long file: `text` (its path and summary) with the code's first window
+    (the module docstring, the imports), then each section starting after that window (cut
+    at the definitions on the 1-based `lines`, as the code map cuts them) as `path` and the
+    section's first `SECTION_CHARS` characters, at most `FILE_WINDOWS` in all."""
+    from loremap.codemap.index import section_starts
+
     head = code[:CHUNK_CHARS]
     cut = head.rfind("\n")
     head = head[:cut] if cut > CHUNK_CHARS // 2 else head
-    source = code.splitlines()
-    picked = [head.rstrip()]
-    used = len(picked[0])
-    first = head.count("\n") + 1  # definitions inside the head are there already
-    for number in sorted(n for n in set(lines) if n > first):
-        for line in source[number - 1:number + 1]:
-            line = line.strip()
-            if line and used + len(line) < budget:
-                picked.append(line)
-                used += len(line) + 1
-    return "\n".join(picked)
+    out = [f"{text.strip()}\n{head.rstrip()}"]
+    source = code.split("\n")
+    first = head.count("\n") + 1  # the sections that start inside the head are in it
+    starts = section_starts(lines, len(source))
+    for start, end in zip(starts, [*starts[1:], len(source) + 1], strict=True):
+        if start <= first:
+            continue
+        if len(out) == FILE_WINDOWS:
+            break
+        body = "\n".join(source[start - 1:end - 1]).strip()
+        if len(body) > SECTION_CHARS:
+            cut = body.rfind("\n", 0, SECTION_CHARS)
+            body = body[:cut if cut > SECTION_CHARS // 2 else SECTION_CHARS].rstrip()
+        if body:
+            out.append(f"{path}\n{body}")
+    return out
 
 
 def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
@@ -167,7 +188,7 @@ def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
                                      else min(batch, most - done))
         if not todo:
             break
-        units = list(_units(_with_source(store, todo, source)))
+        units = list(_units(windows(store, todo, source)))
         vectors = embedder.embed([text for _, _, text in units])
         with store.write():
             store.put_vectors(embedder.name, len(vectors[0]),

@@ -72,36 +72,43 @@ def paths(store: NameIndex, text: str) -> list[EntityHit]:
     hits: list[EntityHit] = []
     found = store.files_named(wanted)
     for name, chunks in wanted.items():
-        paths_ = found.get(name, [])
-        if not paths_:
-            continue
-        # Each path's first chunk naming it: the chunk is the path or ends with it (a longer
-        # path, a traceback's), or a path with a folder that the path ends with. A bare file
-        # name is not the tail of a path (`__init__.py` alone names no one package's); it
-        # names its file weakly when few files have that name. Looked up by the chunks'
-        # tails; a path is tested only against the chunks with a folder (a few), not against
-        # every chunk.
-        ending: dict[str, int] = {}  # a chunk's tail -> the first chunk with it
-        folded: dict[str, int] = {}  # a chunk with a folder -> its first place
-        for i, chunk in enumerate(chunks):
-            for tail in _tails(chunk):
-                ending.setdefault(tail, i)
-            if "/" in chunk:
-                folded.setdefault(chunk, i)
-        bare = (chunks.index(name) if name in chunks and len(paths_) <= 3
-                and name != "__init__.py" else len(chunks))
-        folders = [("/" + chunk, i) for chunk, i in folded.items()]
-        for path in paths_:
-            first = ending.get(path, len(chunks))
-            for suffix, i in folders:
-                if i < first and path.endswith(suffix):
-                    first = i
-            if first < len(chunks) and first <= bare:
-                hits.append(EntityHit(path, 3.0, "named in the question"))
-            elif bare < len(chunks):
-                hits.append(EntityHit(path, 2.0 / len(paths_), f"named in the question ({name})"))
+        hits += _named(name, chunks, found.get(name, []))
     hits += [EntityHit(m, 2.5, "named in the question")
              for m in sorted(store.existing_ids(module_ids))]
+    return hits
+
+
+def _named(name: str, chunks: list[str], paths_: list[str]) -> list[EntityHit]:
+    """The files among `paths_` (those called `name`) that `chunks` (the question's chunks
+    ending with `name`) name.
+
+    Each path's first chunk naming it: the chunk is the path or ends with it (a longer path,
+    a traceback's), or a path with a folder that the path ends with. A bare file name is not
+    the tail of a path (`__init__.py` alone names no one package's); it names its file weakly
+    when few files have that name. Looked up by the chunks' tails; a path is tested only
+    against the chunks with a folder (a few), not against every chunk."""
+    if not paths_:
+        return []
+    ending: dict[str, int] = {}  # a chunk's tail -> the first chunk with it
+    folded: dict[str, int] = {}  # "/" and a chunk with a folder -> its first place
+    for i, chunk in enumerate(chunks):
+        for tail in _tails(chunk):
+            ending.setdefault(tail, i)
+        if "/" in chunk:
+            folded.setdefault("/" + chunk, i)
+    none = len(chunks)
+    bare = (chunks.index(name) if name in chunks and len(paths_) <= 3
+            and name != "__init__.py" else none)
+    hits = []
+    for path in paths_:
+        first = ending.get(path, none)
+        for suffix, i in folded.items():
+            if i < first and path.endswith(suffix):
+                first = i
+        if first < none and first <= bare:
+            hits.append(EntityHit(path, 3.0, "named in the question"))
+        elif bare < none:
+            hits.append(EntityHit(path, 2.0 / len(paths_), f"named in the question ({name})"))
     return hits
 
 
