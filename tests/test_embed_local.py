@@ -410,15 +410,32 @@ def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monk
     assert json.loads(cli("embed", "status", "--json").out)["indexes"][0]["others"] == []
 
 
-def test_a_pasted_issue_is_ranked_without_the_vector_lists(project, cli, monkeypatch):
+def test_a_pasted_issue_is_embedded_without_its_noise(project, cli, monkeypatch):
+    """The issue's vector is its title, prose and code, not its environment report; the vector
+    lists weigh `issue_vectors` (0 turns them off)."""
+    import loremap.search.embed as embed
+
     monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
     _remember(cli)
+    asked: list[str] = []
+    real = embed.Early.__init__
+
+    def recording(self, embedder, query):
+        asked.append(query)
+        real(self, embedder, query)
+
+    monkeypatch.setattr(embed.Early, "__init__", recording)
     only = "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"
     issue = ("Coupon applied twice on reload\n\nThe discount code counts two times when the "
-             "checkout page is reloaded.\n\nSteps: apply a coupon, reload the page.\n")
-    assert not _search(cli, issue, "--tuning", only)["items"]
-    found = _search(cli, issue, "--tuning", only + ",issue_vectors=1")["items"]
+             "checkout page is reloaded.\n\n### Environment\n\n- OS: Ubuntu 22.04\n"
+             "- Python version: 3.11.4\n- Browser: Firefox 118.0.2\n")
+    found = _search(cli, issue, "--tuning", only)["items"]
     assert found and found[0]["id"] == "gotcha-coupon-applied-twice"
+    assert "Coupon applied twice on reload" in asked[0] and "checkout page" in asked[0]
+    assert "Ubuntu" not in asked[0] and "3.11.4" not in asked[0]
+    asked.clear()
+    assert not _search(cli, issue, "--tuning", only + ",issue_vectors=0")["items"]
+    assert asked == []
 
 
 def test_a_model_s_query_and_document_prompts_go_before_its_texts(local, tmp_path):

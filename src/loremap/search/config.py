@@ -45,7 +45,7 @@ class SearchConfig(NamedTuple):
     meaning: float = 0.5  # or a vector match at least this close (cosine) answers instead
     code_vectors: float = 0.5  # the vector list among code, when notes are candidates too
     code_alone: float = 3.0  # the vector list among code, when no note is a candidate
-    issue_vectors: float = 0.0  # the vector lists' weight for a pasted issue, times theirs
+    issue_vectors: float = 0.5  # the vector lists' weight for a pasted issue, times theirs
     weights: tuple[float, ...] = DEFAULT_WEIGHTS
     aside: float = 0.5  # share of its score a test, example or docs file keeps (aside.py)
     track: float = 1.0  # how much a procedure's track record moves it (track.py; 0: not)
