@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from loremap.codemap.index import CHUNK_LINES, sections
+from loremap.codemap.index import sections
 from loremap.model import Note, NoteType
-from loremap.model.code import Definition
+from loremap.model.code import CHUNK_LINES, Definition
 from loremap.model.search import Filters, Neighbor, TextQuery
 from loremap.search import entities, ppr
 from loremap.search.config import DEFAULT_WEIGHTS

@@ -22,7 +22,7 @@ from loremap.codemap.discover import Skipped, SkipRules, SourceFile, discover, s
 from loremap.codemap.graph import rebuild_graph
 from loremap.codemap.history import read_history
 from loremap.model import Edge
-from loremap.model.code import CodeFile, Definition, FileStamp, module_of
+from loremap.model.code import CodeFile, Definition, FileStamp, module_of, section_starts
 from loremap.store import IndexStore
 from loremap.text import Analyzer
 from loremap.vault.fs import trusted_mtime
@@ -104,25 +104,9 @@ def _read(job: _Job) -> CodeFile | Skipped | _Touch:
                     chunks=sections(file.path, source, facts.definitions, analyzer))
 
 
-CHUNK_LINES = 12  # a section runs from one definition to the next, at least this many lines
-
-
-def section_starts(definitions: Iterable[int], lines: int) -> list[int]:
-    """The first line (1-based) of each section of a file of `lines` lines whose definitions
-    start on the lines `definitions`: line 1, then each definition at least `CHUNK_LINES`
-    after the section before it; a short tail joins the section before it."""
-    bounds: list[int] = []
-    for start in sorted({1, *(n for n in definitions if 1 <= n <= lines)}):
-        if not bounds or start - bounds[-1] >= CHUNK_LINES:
-            bounds.append(start)
-    if len(bounds) > 1 and lines + 1 - bounds[-1] < CHUNK_LINES:
-        bounds.pop()
-    return bounds
-
-
 def sections(path: str, source: str, definitions: Iterable[Definition], analyzer: Analyzer
              ) -> tuple[tuple[int, str], ...]:
-    """The file cut at its definitions into sections of at least `CHUNK_LINES` lines, each as
+    """The file cut at its definitions into sections (`section_starts`), each as
     (first line, analyzer tokens of the path and the section's lines)."""
     lines = source.split("\n")
     bounds = section_starts([d.line for d in definitions], len(lines))

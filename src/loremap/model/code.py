@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -35,6 +36,22 @@ def module_slug(module: str) -> str:
 KIND_ORDER: dict[str, int] = {
     "class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1, "function": 2,
     "method": 3, "module": 4, "constant": 5, "variable": 6}
+
+
+CHUNK_LINES = 12  # a section runs from one definition to the next, at least this many lines
+
+
+def section_starts(definitions: Iterable[int], lines: int) -> list[int]:
+    """The first line (1-based) of each section of a file of `lines` lines whose definitions
+    start on the lines `definitions`: line 1, then each definition at least `CHUNK_LINES`
+    after the section before it; a short tail joins the section before it."""
+    bounds: list[int] = []
+    for start in sorted({1, *(n for n in definitions if 1 <= n <= lines)}):
+        if not bounds or start - bounds[-1] >= CHUNK_LINES:
+            bounds.append(start)
+    if len(bounds) > 1 and lines + 1 - bounds[-1] < CHUNK_LINES:
+        bounds.pop()
+    return bounds
 
 
 class FileFacts(NamedTuple):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from loremap.errors import EmbedderUnavailable, InvalidInput
+from loremap.model.code import section_starts
 from loremap.store import VectorStore  # the index's vectors (declared with the store)
 from loremap.text import Analyzer
 
@@ -152,8 +153,6 @@ def file_windows(text: str, path: str, code: str, lines: Sequence[int]) -> list[
     (the module docstring, the imports), then each section starting after that window (cut
     at the definitions on the 1-based `lines`, as the code map cuts them) as `path` and the
     section's first `SECTION_CHARS` characters, at most `FILE_WINDOWS` in all."""
-    from loremap.codemap.index import section_starts
-
     head = code[:CHUNK_CHARS]
     cut = head.rfind("\n")
     head = head[:cut] if cut > CHUNK_CHARS // 2 else head
