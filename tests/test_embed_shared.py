@@ -22,7 +22,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from conftest import Result, git
 from loremap.embed import LOCAL_MODEL
-from test_embed_local import NOTES
+from loremap.search.embed import FILE_WINDOWS
+from test_embed_local import NOTES, _long_file
 
 GOTCHA = "gotcha-coupon-applied-twice"
 # No word of the question is in any note: only its meaning matches.
@@ -184,6 +185,24 @@ def test_enable_puts_every_node_in_pgvector_and_meaning_finds_what_sqlite_finds(
     on_sqlite = solo.json("search", question, "--kind", "file", *ONLY_VECTORS)["items"]
     assert on_pg and on_pg[0]["id"] == on_sqlite[0]["id"]
     assert "refund" in on_pg[0]["id"]
+
+
+def test_a_long_file_s_sections_are_its_windows_in_pgvector(shared, machine):
+    """A long file is embedded as its head and one window per section on PostgreSQL too, and
+    a function deep in it is found by its section's window."""
+    ann = machine("ann", shared)
+    (ann.clone / "src" / "shop" / "ledger.py").write_text(_long_file(), encoding="utf-8")
+    hashed = {"LOREMAP_EMBEDDER": "hash"}
+    ann.ok("index", env=hashed)
+    ann.ok("embed", "enable", "--model", "hash", env=hashed)
+    chunks = [r[0] for r in _rows(shared, "SELECT chunk FROM vectors WHERE id = %s ORDER BY 1",
+                                  ("src/shop/ledger.py",))]
+    # Its head, then its sections (the code map counts each assignment as a definition, so
+    # the 400 lines of them are sections too), at most FILE_WINDOWS.
+    assert 2 < len(chunks) <= FILE_WINDOWS and chunks == list(range(len(chunks)))
+    found = ann.json("search", "ledger reconcile order step", "--kind", "file", *ONLY_VECTORS,
+                     env=hashed)["items"]
+    assert found and found[0]["id"] == "src/shop/ledger.py"
 
 
 # --- 2. the personal notes' own index -----------------------------------------------------------
