@@ -153,9 +153,7 @@ def file_windows(text: str, path: str, code: str, lines: Sequence[int]) -> list[
     (the module docstring, the imports), then each section starting after that window (cut
     at the definitions on the 1-based `lines`, as the code map cuts them) as `path` and the
     section's first `SECTION_CHARS` characters, at most `FILE_WINDOWS` in all."""
-    head = code[:CHUNK_CHARS]
-    cut = head.rfind("\n")
-    head = head[:cut] if cut > CHUNK_CHARS // 2 else head
+    head = _lead(code, CHUNK_CHARS)
     out = [f"{text.strip()}\n{head.rstrip()}"]
     source = code.split("\n")
     first = head.count("\n") + 1  # the sections that start inside the head are in it
@@ -165,13 +163,19 @@ def file_windows(text: str, path: str, code: str, lines: Sequence[int]) -> list[
             continue
         if len(out) == FILE_WINDOWS:
             break
-        body = "\n".join(source[start - 1:end - 1]).strip()
-        if len(body) > SECTION_CHARS:
-            cut = body.rfind("\n", 0, SECTION_CHARS)
-            body = body[:cut if cut > SECTION_CHARS // 2 else SECTION_CHARS].rstrip()
+        body = _lead("\n".join(source[start - 1:end - 1]).strip(), SECTION_CHARS).rstrip()
         if body:
             out.append(f"{path}\n{body}")
     return out
+
+
+def _lead(text: str, limit: int) -> str:
+    """`text`'s first `limit` characters, cut at the last line break in their second half
+    (at `limit` when there is none); all of `text` when it is no longer."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    return text[:cut if cut > limit // 2 else limit]
 
 
 def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
