@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from codemap import fetch_django  # noqa: E402
 from loremap.app import App  # noqa: E402
 from loremap.search import Engine, Request  # noqa: E402
+from loremap.search.engine import question_text  # noqa: E402
 from loremap.store.sqlite import SqliteStore  # noqa: E402
 from search import CACHE, corpus, docs_words, queries_for  # noqa: E402 (bench/search.py)
 
@@ -198,11 +199,12 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
                 timing[name].append(time.perf_counter() - started)
             # The question embedded before the text lists instead of beside them (the
             # embedder keeps the last question's vector, so the recall's own thread finds it;
-            # a pasted issue is embedded without its noise, as the engine reads it).
+            # a pasted issue's text without its noise comes from analysing it, here twice).
             started = time.perf_counter()
-            asked = in_turn.analyse(Request(query + " "))
-            embedder.embed_query(asked.named if asked.issue and asked.named else query + " ")
-            in_turn.recall(Request(query + " "))
+            request = Request(query + " ")
+            named = in_turn.analyse(request).named if looks_like_issue(query) else ""
+            embedder.embed_query(question_text(request, named))
+            in_turn.recall(request)
             timing["in turn"].append(time.perf_counter() - started)
         for engine in (lexical, in_turn):
             engine.store.close()

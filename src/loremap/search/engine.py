@@ -144,6 +144,14 @@ def statuses_for(request: Request) -> tuple[str, ...]:
     return ("active",)
 
 
+def question_text(request: Request, named: str) -> str:
+    """The text of `request` that its entities are read from and its vector is embedded from:
+    a pasted issue's text without its noise (`named`, `QueryTerms.named`: version dumps,
+    template headings and prompts dropped; the encoder reads only its first 256 word pieces,
+    which the noise would fill), else the question with its terms."""
+    return named or " ".join([request.query, *request.terms])
+
+
 def idf(df: int, count: int) -> float:
     """BM25's inverse document frequency of a term held by `df` of `count` nodes."""
     return math.log(1 + (count - df + 0.5) / (df + 0.5))
@@ -437,9 +445,7 @@ class Engine:
         """Run the lists and fuse them."""
         q = self.analyse(request)
         filters = self.filters(request)
-        # A pasted issue is embedded without its noise (version dumps, template headings,
-        # prompts): the encoder reads its first 256 word pieces, which the noise would fill.
-        text = q.named if q.issue and q.named else " ".join([request.query, *request.terms])
+        text = question_text(request, q.named)
         # The question's vector is computed while the text lists run (embed.Early).
         early = (Early(self.embedder, text) if self.embedder is not None
                  and max(self.config.vectors, self.config.code_vectors, self.config.code_alone) > 0
@@ -450,7 +456,7 @@ class Engine:
         # A procedure's track record weighs its relevance (track.py) before any list ranks.
         bm25, recorded = track.rescore(bm25, rows, self.config.track)
         notes = self._notes(q, filters, bm25, rows)
-        found, symbols = self._entities(q.named or text, list(rows.values()),
+        found, symbols = self._entities(text, list(rows.values()),
                                         issue.frames(request.query),
                                         issue.functions(request.query))
         allowed = self.store.nodes([h.id for h in found], filters)
