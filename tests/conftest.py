@@ -32,6 +32,25 @@ settings.load_profile("loremap")
 PG_FIXTURES = frozenset({"pg_server_url", "pg_url", "app_role"})
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the package's bytecode once, before the workers start.
+
+    The suite starts a few hundred `python -m loremap` processes. Where PYTHONDONTWRITEBYTECODE
+    is set (as on the CI machines), no process ever writes `__pycache__`, so each compiled
+    every module it imported again: `import loremap.cli, loremap.app, loremap.search.engine`
+    took 0.26 s instead of 0.13 s. `compileall` writes the files whatever that variable says,
+    and every later process reads them (the variable only stops writing). The same variable
+    made pytest rewrite the asserts of every test module again in each worker at each run
+    (10.6 s to collect the suite here); the workers may keep that cache too (`__pycache__/`
+    is ignored by git)."""
+    if hasattr(config, "workerinput"):
+        sys.dont_write_bytecode = False
+        return
+    import compileall
+
+    compileall.compile_dir(SRC / "loremap", quiet=1)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite the golden files from what the code renders now instead of "
