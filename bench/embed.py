@@ -142,7 +142,6 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
 
     from loremap.search.embed import embed_pending, windows
     from loremap.search.issue import looks_like_issue
-    from loremap.use.embeddings import source
 
     os.environ["LOREMAP_EMBEDDER"] = spec
     figures: dict[str, Any] = {}
@@ -165,7 +164,7 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
         index = app.index_path
         size_before = disk(index)
         todo = store.missing_vectors(embedder.name, sample)
-        read = source(app)
+        read = app.source()
         pieces = sum(len(w) for _, w in windows(store, todo, read))
         started = time.perf_counter()
         done = embed_pending(store, embedder, most=sample, source=read)

@@ -360,7 +360,13 @@ def _long_file(functions: int = 0) -> str:
 
 
 def test_a_long_file_is_embedded_as_its_head_then_a_window_per_section():
-    from loremap.search.embed import CHUNK_CHARS, FILE_WINDOWS, SECTION_CHARS, file_windows
+    from loremap.search.embed import (
+        CHUNK_CHARS,
+        FILE_WINDOWS,
+        SECTION_CHARS,
+        file_windows,
+        window_lines,
+    )
 
     code = _long_file()
     pieces = file_windows("pay/refunds.py Refunds and charges.", "pay/refunds.py", code,
@@ -374,6 +380,11 @@ def test_a_long_file_is_embedded_as_its_head_then_a_window_per_section():
     assert len(pieces) == 3 and not any("x399" in p for p in pieces)
     many = file_windows("m.py", "m.py", _long_file(60), [403, 605, *range(620, 1340, 12)])
     assert len(many) == FILE_WINDOWS and many[-1].startswith("m.py\ndef f28():")
+    # Each window's first line, by its number (a vector's chunk): what a match points at.
+    assert window_lines(code, [403, 605]) == [1, 403, 605]
+    starts = window_lines(_long_file(60), [403, 605, *range(620, 1340, 12)])
+    assert len(starts) == FILE_WINDOWS and starts[-1] == 620 + 12 * 28  # `def f28():`
+    assert window_lines("def f():\n    return 1\n", [1]) == []  # one text, no sections
 
 
 def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, monkeypatch):
@@ -394,6 +405,10 @@ def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, mon
     only = "bm25=0,entities=0,ppr=0,sections=0,notes=0,title=0"
     found = _search(cli, "ledger reconcile order step", "--tuning", only)["items"]
     assert found and found[0]["id"] == "refunds.py"
+    # Where the vector met it, far past the file's head: sections start on line 1 and at each
+    # definition a dozen lines or more after the last start (1, 13, ..., 397 among the
+    # assignments), so `refund` (line 403) is in the section of line 397.
+    assert "best match near line 397" in found[0]["why"]
 
 
 def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monkeypatch):

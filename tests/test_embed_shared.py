@@ -189,7 +189,7 @@ def test_enable_puts_every_node_in_pgvector_and_meaning_finds_what_sqlite_finds(
 
 def test_a_long_file_s_sections_are_its_windows_in_pgvector(shared, machine):
     """A long file is embedded as its head and one window per section on PostgreSQL too, and
-    a function deep in it is found by its section's window."""
+    a function deep in it is found by its section's window, which says where it lies."""
     ann = machine("ann", shared)
     (ann.clone / "src" / "shop" / "ledger.py").write_text(_long_file(), encoding="utf-8")
     hashed = {"LOREMAP_EMBEDDER": "hash"}
@@ -203,6 +203,7 @@ def test_a_long_file_s_sections_are_its_windows_in_pgvector(shared, machine):
     found = ann.json("search", "ledger reconcile order step", "--kind", "file", *ONLY_VECTORS,
                      env=hashed)["items"]
     assert found and found[0]["id"] == "src/shop/ledger.py"
+    assert "best match near line 397" in found[0]["why"]  # as on SQLite (test_embed_local)
 
 
 # --- 2. the personal notes' own index -----------------------------------------------------------

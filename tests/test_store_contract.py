@@ -222,6 +222,27 @@ def test_a_node_scores_as_its_best_chunk_and_new_chunks_replace_its_old_ones(ope
     assert store.vector_models() == [("m", 3, 3)]
 
 
+def test_each_node_s_nearest_chunk_is_named_by_its_number(open_store):
+    """Which window of a file a question met (`best_chunks`): the chunk's own number, also
+    when the numbers have gaps; ties go to the lower number; nodes without a vector of the
+    model are left out; a question of another dimension is refused."""
+    store = open_store()
+    fill(store)
+    assert store.best_chunks("m", [1.0, 0.0, 0.0], ["locks"]) == {}  # no model yet
+    with store.write():
+        store.put_vectors("m", 3, [("locks", 0, [1.0, 0.0, 0.0]), ("locks", 3, [0.0, 1.0, 0.0]),
+                                   ("locks", 7, unit(0.0, 0.6, 0.8)),
+                                   ("coupon-twice", 0, [0.0, 0.0, 1.0]),
+                                   ("coupon-twice", 2, [0.0, 0.0, 1.0])])
+        store.put_vectors("other", 3, [("cache-prices", 0, [0.0, 1.0, 0.0])])
+    ids = ["locks", "coupon-twice", "cache-prices", "no-such-node"]
+    assert store.best_chunks("m", [0.0, 1.0, 0.0], ids) == {"locks": 3, "coupon-twice": 0}
+    assert store.best_chunks("m", unit(0.0, 0.5, 1.0), ["locks"]) == {"locks": 7}
+    assert store.best_chunks("m", [0.0, 1.0, 0.0], []) == {}
+    with pytest.raises(InvalidInput, match="dimensions"):
+        store.best_chunks("m", [0.0, 1.0], ["locks"])
+
+
 def test_a_node_of_many_near_chunks_does_not_crowd_out_the_next_nodes(open_store):
     """The nearest chunks of one node outnumber the limit: the search still reaches the next
     nodes (PostgreSQL reads the index deeper until it has `limit` nodes)."""

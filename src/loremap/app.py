@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from loremap.embed import EmbedSettings
     from loremap.model import IndexedNote
     from loremap.search import Engine, SearchConfig
-    from loremap.search.embed import Embedder
+    from loremap.search.embed import Embedder, Source
     from loremap.search.federated import Federated
     from loremap.store import AuditLog, IndexStore
 
@@ -187,7 +187,29 @@ class App:
             stale = staleness(self.root)
         if embedder is False:
             embedder = self.embedder(hook)
-        return Engine(self.store, self.memory.analyzer, config, embedder, stale)
+        return Engine(self.store, self.memory.analyzer, config, embedder, stale,
+                      self.source() if embedder is not None else None)
+
+    def source(self) -> Source | None:
+        """The text of a repository file, for its vectors and for where a vector matched it
+        (None: unreadable, binary, too big, or a link leading out of the repository)."""
+        root = self.root
+        if root is None:
+            return None
+        cap = self.settings.get_int("codemap.max_file_bytes")
+
+        def read(path: str) -> str | None:
+            from loremap.errors import UserError
+            from loremap.vault.fs import read_confined
+
+            try:
+                data = read_confined(root / path, root)
+            except (OSError, UserError):
+                return None
+            if len(data) > cap or b"\0" in data[:8192]:
+                return None
+            return data.decode("utf-8", errors="replace")
+        return read
 
     def embedder(self, hook: bool = False) -> Embedder | None:
         """The configured embedder (`search.embedder`), loaded once, or None.

@@ -22,7 +22,7 @@ from loremap.store import VectorStore  # the index's vectors (declared with the 
 from loremap.text import Analyzer
 
 if TYPE_CHECKING:
-    from loremap.store import IndexStore
+    from loremap.store import IndexStore, SearchStore
 
 # A chunk is about 1,000 characters (~250 word pieces, the MiniLM window) with 200 of overlap,
 # cut at a line or word boundary; a node gets at most 8 (a note's first screens say what it is).
@@ -133,7 +133,7 @@ def windows(store: IndexStore, todo: Sequence[tuple[str, str]], source: Source |
         rows = store.nodes([node_id for node_id, _ in todo])
         files = {node_id: row.path or node_id for node_id, row in rows.items()
                  if row.kind == "file"}
-    symbols = store.symbols_in(list(files.values())) if files else {}
+    defined = _definition_lines(store, list(files.values()))
     out = []
     for node_id, text in todo:
         path = files.get(node_id)
@@ -143,8 +143,34 @@ def windows(store: IndexStore, todo: Sequence[tuple[str, str]], source: Source |
         elif len(code) <= FILE_CHARS:
             out.append((node_id, chunks(f"{text.strip()}\n{code}")))
         else:
-            lines = [line for _, _, line in symbols.get(path or "", [])]
-            out.append((node_id, file_windows(text, path or node_id, code, lines)))
+            out.append((node_id, file_windows(text, path or node_id, code,
+                                              defined.get(path or "", []))))
+    return out
+
+
+def _definition_lines(store: SearchStore, paths: Sequence[str]) -> dict[str, list[int]]:
+    """Each path -> the lines of its definitions, which cut its code into sections."""
+    symbols = store.symbols_in(paths) if paths else {}
+    return {path: [line for _, _, line in found] for path, found in symbols.items()}
+
+
+def matched_lines(store: SearchStore, model: str, vector: Vector, files: dict[str, str],
+                  source: Source) -> dict[str, int]:
+    """Node id -> where in its file the window nearest `vector` (the question's, of `model`)
+    starts, for the files of `files` (node id -> path) embedded by section and matched by a
+    section: the line a reader should open the file at. A file matched by its head, short
+    enough to be one window, or unreadable now is left out. The windows are counted again from
+    the file as it is (`window_lines`); a file changed since it was embedded has new vectors
+    once it is indexed again."""
+    best = {node_id: chunk for node_id, chunk in store.best_chunks(model, vector, list(files))
+            .items() if chunk > 0}
+    defined = _definition_lines(store, [files[node_id] for node_id in best])
+    out = {}
+    for node_id, chunk in best.items():
+        code = source(files[node_id])
+        starts = window_lines(code, defined.get(files[node_id], [])) if code else []
+        if chunk < len(starts):
+            out[node_id] = starts[chunk]
     return out
 
 
@@ -153,20 +179,37 @@ def file_windows(text: str, path: str, code: str, lines: Sequence[int]) -> list[
     (the module docstring, the imports), then each section starting after that window (cut
     at the definitions on the 1-based `lines`, as the code map cuts them) as `path` and the
     section's first `SECTION_CHARS` characters, at most `FILE_WINDOWS` in all."""
+    head, sections = _file_sections(code, lines)
+    return [f"{text.strip()}\n{head.rstrip()}", *(f"{path}\n{body}" for _, body in sections)]
+
+
+def window_lines(code: str, lines: Sequence[int]) -> list[int]:
+    """The first line of each window `windows` embeds a file's `code` in (the definitions on
+    `lines` cut it), by the window's number: 1 for the head, then each section's first line;
+    nothing for a file short enough to be embedded as one text, whose windows have no line
+    of their own. A vector's chunk number is the window's number, so this says where in the
+    file a vector match lies."""
+    if len(code) <= FILE_CHARS:
+        return []
+    return [1, *(line for line, _ in _file_sections(code, lines)[1])]
+
+
+def _file_sections(code: str, lines: Sequence[int]) -> tuple[str, list[tuple[int, str]]]:
+    """A long file's head window, and (first line, text) of each section window after it."""
     head = _lead(code, CHUNK_CHARS)
-    out = [f"{text.strip()}\n{head.rstrip()}"]
     source = code.split("\n")
     first = head.count("\n") + 1  # the sections that start inside the head are in it
     starts = section_starts(lines, len(source))
+    out: list[tuple[int, str]] = []
     for start, end in zip(starts, [*starts[1:], len(source) + 1], strict=True):
         if start <= first:
             continue
-        if len(out) == FILE_WINDOWS:
+        if len(out) == FILE_WINDOWS - 1:
             break
         body = _lead("\n".join(source[start - 1:end - 1]).strip(), SECTION_CHARS).rstrip()
         if body:
-            out.append(f"{path}\n{body}")
-    return out
+            out.append((start, body))
+    return head, out
 
 
 def _lead(text: str, limit: int) -> str:

@@ -43,7 +43,7 @@ from typing import NamedTuple
 from loremap.model.search import Filters, NodeRow, SymbolRow, TextQuery
 from loremap.search import aside, entities, issue, language, ppr, track
 from loremap.search.config import SearchConfig
-from loremap.search.embed import Early, Embedder, nearest
+from loremap.search.embed import Early, Embedder, Source, matched_lines, nearest
 from loremap.search.fuse import mmr, rrf
 from loremap.search.render import Item, Packed, definitions, file_snippet, pack, render, snippet
 from loremap.store import SearchStore  # the engine's reads: declared below it
@@ -132,6 +132,7 @@ _ALL_OF = 4  # words an all-common question is searched with, all at once
 _JUDGED = 5  # the best text matches whose coverage of the question decides an abstention
 _POOLED_NOTES = 10  # notes in the bm25 pool that spare the notes list its own search
 _NOTE_TERMS = 3  # a note in the notes list holds this many of a long question's terms
+_LINED = 10  # the best files a vector match is placed in (each a file read): a first screen
 
 
 def statuses_for(request: Request) -> tuple[str, ...]:
@@ -160,12 +161,13 @@ def idf(df: int, count: int) -> float:
 class Engine:
     def __init__(self, store: SearchStore, analyzer: Analyzer,
                  config: SearchConfig | None = None, embedder: Embedder | None = None,
-                 stale: Stale | None = None) -> None:
+                 stale: Stale | None = None, source: Source | None = None) -> None:
         self.store = store
         self.analyzer = analyzer
         self.config = config or SearchConfig()
         self.embedder = embedder
         self.stale = stale
+        self.source = source  # a repository file's text: where a vector matched it
         # Conversational replies (text/chatter.py) as this analyzer's tokens: a question made
         # only of them is not searched. Applied to queries only; the index keeps every word.
         self.chatter = frozenset(analyzer.tokens(" ".join(CHATTER_WORDS)))
@@ -521,6 +523,8 @@ class Engine:
                    "sections": self.config.sections, "notes": self.config.notes,
                    "title": self.config.title}
         fused = self._aside(rrf(lists, weights, self.config.rrf_k), rows, q)
+        if early is not None and near:
+            lines.update(self._vector_lines(early, fused, rows, near, lines))
         bm25_ids = set(lists["bm25"])
         for node_id, _ in fused:
             reasons = why.setdefault(node_id, [])
@@ -537,6 +541,22 @@ class Engine:
                           {*lists["bm25"], *lists["sections"], *lists["notes"]},
                           max((near[i] for i in vectors), default=0.0),
                           {name: ids for name, ids in lists.items() if ids})
+
+    def _vector_lines(self, early: Early, fused: list[tuple[str, float]],
+                      rows: dict[str, NodeRow], near: dict[str, float], lines: dict[str, int]
+                      ) -> dict[str, int]:
+        """Where the question's vector met each file it ranks that no section of text placed
+        (a long file is embedded by section: `search/embed.py`), among the best `_LINED` (each
+        is a file read)."""
+        if self.source is None:
+            return {}
+        files = {node_id: rows[node_id].path or node_id for node_id, _ in fused[:_LINED]
+                 if node_id in near and rows[node_id].kind == "file"
+                 and lines.get(node_id, 0) <= 1}
+        if not files:
+            return {}
+        return matched_lines(self.store, early.embedder.name, early.vector(), files,
+                             self.source)
 
     def _aside(self, fused: list[tuple[str, float]], rows: dict[str, NodeRow], q: QueryTerms
                ) -> list[tuple[str, float]]:

@@ -130,6 +130,13 @@ class VectorStore(Protocol):
         model's. A stored vector of the wrong length is skipped (`broken_vectors`)."""
         ...
 
+    def best_chunks(self, model: str, vec: Sequence[float], ids: Sequence[str]
+                    ) -> dict[str, int]:
+        """Each node of `ids` -> the number of its chunk of `model` nearest `vec` (ties: the
+        lowest number); a node without such a vector is left out. Nothing for a model without
+        vectors; `InvalidInput` for a `vec` of another dimension than the model's."""
+        ...
+
     def vector_models(self) -> list[tuple[str, int, int]]:
         """(model, dimension, nodes with a vector of it) of every recorded model, by name."""
         ...

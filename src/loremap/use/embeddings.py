@@ -141,7 +141,7 @@ def reembed(app: App, stale_only: bool = False, progress: Progress | None = None
     done = 0
     try:
         for store in stores:
-            done += _embed_all(store, pooled or embedder, progress, source(app))
+            done += _embed_all(store, pooled or embedder, progress, app.source())
     finally:
         if pooled is not None:
             pooled.close()
@@ -209,7 +209,7 @@ def embed_for_recall(app: App) -> list[str]:
         if not store.missing_vectors(embedder.name, 1):
             continue
         try:
-            embed_pending(store, embedder, most=most, source=source(app))
+            embed_pending(store, embedder, most=most, source=app.source())
         except EmbedderUnavailable:
             return []
         left += _missing(store, embedder.name)
@@ -217,28 +217,6 @@ def embed_for_recall(app: App) -> list[str]:
         return [f"{left} notes and files have no vector yet (the vector list leaves them "
                 "out): `loremap reembed --stale-only` embeds them"]
     return []
-
-
-def source(app: App) -> Source | None:
-    """The text of a repository file, for its vectors (None: unreadable, binary, too big, or
-    a link leading out of the repository)."""
-    root = app.root
-    if root is None:
-        return None
-    cap = app.settings.get_int("codemap.max_file_bytes")
-
-    def read(path: str) -> str | None:
-        from loremap.errors import UserError
-        from loremap.vault.fs import read_confined
-
-        try:
-            data = read_confined(root / path, root)
-        except (OSError, UserError):
-            return None
-        if len(data) > cap or b"\0" in data[:8192]:
-            return None
-        return data.decode("utf-8", errors="replace")
-    return read
 
 
 def overridden(spec: str) -> list[str]:

@@ -53,6 +53,8 @@ class _Matrix(NamedTuple):
     ids: list[str]  # one per node, in the matrix's order
     starts: Any  # numpy intp: the first row of each node's chunks
     matrix: Any  # numpy float32 (rows, dim)
+    chunks: list[int]  # each row's chunk number
+    places: dict[str, int]  # node id -> its place in `ids`
 
 
 class VectorTables:
@@ -115,6 +117,31 @@ class VectorTables:
                  if scores[i] != -np.inf]
         return sorted(found, key=lambda hit: (-hit[1], hit[0]))
 
+    def best_chunks(self, model: str, vec: Sequence[float], ids: Sequence[str]
+                    ) -> dict[str, int]:
+        """Each node of `ids` -> its chunk of `model` nearest `vec` (ties: the lowest
+        number), read from the matrix the scan keeps; nodes without one are left out."""
+        dim = self.vector_dim(model)
+        if dim is None:
+            return {}
+        if len(vec) != dim:
+            raise dimension_mismatch(model, dim, len(vec))
+        import numpy as np
+
+        held = self._matrix(model, dim)
+        query = np.asarray(vec, dtype=np.float32)
+        out = {}
+        for node_id in dict.fromkeys(ids):
+            place = held.places.get(node_id)
+            if place is None:
+                continue
+            start = int(held.starts[place])
+            end = int(held.starts[place + 1]) if place + 1 < len(held.ids) else len(held.chunks)
+            scores = held.matrix[start:end] @ query
+            scores[~np.isfinite(scores)] = -np.inf
+            out[node_id] = held.chunks[start + int(np.argmax(scores))]
+        return out
+
     def _matrix(self, model: str, dim: int) -> _Matrix:
         """The model's matrix, read again only when the database changed since."""
         import numpy as np
@@ -125,13 +152,15 @@ class VectorTables:
             return held
         self._vector_cache = None  # the old matrix is not kept while the new one is read
         rows = self.conn.execute(
-            "SELECT id, vec FROM vectors WHERE model = ? AND typeof(vec) = 'blob' AND "
+            "SELECT id, vec, chunk FROM vectors WHERE model = ? AND typeof(vec) = 'blob' AND "
             "length(vec) = ? ORDER BY id, chunk", (model, dim * 4)).fetchall()
         ids = [r[0] for r in rows]
         first = [i for i, node in enumerate(ids) if i == 0 or ids[i - 1] != node]
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        held = _Matrix(key, model, dim, [ids[i] for i in first],
-                       np.asarray(first, dtype=np.intp), matrix.reshape(len(rows), dim))
+        nodes = [ids[i] for i in first]
+        held = _Matrix(key, model, dim, nodes, np.asarray(first, dtype=np.intp),
+                       matrix.reshape(len(rows), dim), [int(r[2]) for r in rows],
+                       {node: place for place, node in enumerate(nodes)})
         self._vector_cache = held
         return held
 
