@@ -391,7 +391,7 @@ def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, mon
     """The words of `refund`'s body lie beyond the file's head and signatures: only the
     window of its section holds them."""
     from loremap.app import App
-    from loremap.search.embed import windows
+    from loremap.search.embed import matched_lines, windows
 
     monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
     (project / "refunds.py").write_text(_long_file(), encoding="utf-8")
@@ -409,6 +409,22 @@ def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, mon
     # definition a dozen lines or more after the last start (1, 13, ..., 397 among the
     # assignments), so `refund` (line 403) is in the section of line 397.
     assert "best match near line 397" in found[0]["why"]
+    # Vectors made another way (an earlier loremap's outline: three windows) name no line.
+    with App.open(project) as app:
+        embedder = app.embedder()
+        assert embedder is not None
+        question = embedder.embed_query("ledger reconcile order step")
+        files = {"refunds.py": "refunds.py"}
+        assert matched_lines(app.store, embedder.name, question, files, read) == {
+            "refunds.py": 397}
+        other = embedder.embed(["the weekly newsletter", "sending mail"])
+        with app.store.write():
+            app.store.put_vectors(embedder.name, len(question), [
+                ("refunds.py", 0, other[0]), ("refunds.py", 1, other[1]),
+                ("refunds.py", 2, question)])
+        assert app.store.best_chunks(embedder.name, question, ["refunds.py"]) == {
+            "refunds.py": (2, 3)}
+        assert matched_lines(app.store, embedder.name, question, files, read) == {}
 
 
 def test_index_with_another_model_keeps_the_project_s_vectors(project, cli, monkeypatch):

@@ -224,8 +224,8 @@ def test_a_node_scores_as_its_best_chunk_and_new_chunks_replace_its_old_ones(ope
 
 def test_each_node_s_nearest_chunk_is_named_by_its_number(open_store):
     """Which window of a file a question met (`best_chunks`): the chunk's own number, also
-    when the numbers have gaps; ties go to the lower number; nodes without a vector of the
-    model are left out; a question of another dimension is refused."""
+    when the numbers have gaps, and how many the node has; ties go to the lower number; nodes
+    without a vector of the model are left out; a question of another dimension is refused."""
     store = open_store()
     fill(store)
     assert store.best_chunks("m", [1.0, 0.0, 0.0], ["locks"]) == {}  # no model yet
@@ -236,8 +236,9 @@ def test_each_node_s_nearest_chunk_is_named_by_its_number(open_store):
                                    ("coupon-twice", 2, [0.0, 0.0, 1.0])])
         store.put_vectors("other", 3, [("cache-prices", 0, [0.0, 1.0, 0.0])])
     ids = ["locks", "coupon-twice", "cache-prices", "no-such-node"]
-    assert store.best_chunks("m", [0.0, 1.0, 0.0], ids) == {"locks": 3, "coupon-twice": 0}
-    assert store.best_chunks("m", unit(0.0, 0.5, 1.0), ["locks"]) == {"locks": 7}
+    assert store.best_chunks("m", [0.0, 1.0, 0.0], ids) == {"locks": (3, 3),
+                                                            "coupon-twice": (0, 2)}
+    assert store.best_chunks("m", unit(0.0, 0.5, 1.0), ["locks"]) == {"locks": (7, 3)}
     assert store.best_chunks("m", [0.0, 1.0, 0.0], []) == {}
     with pytest.raises(InvalidInput, match="dimensions"):
         store.best_chunks("m", [0.0, 1.0], ["locks"])

@@ -160,16 +160,16 @@ def matched_lines(store: SearchStore, model: str, vector: Vector, files: dict[st
     starts, for the files of `files` (node id -> path) embedded by section and matched by a
     section: the line a reader should open the file at. A file matched by its head, short
     enough to be one window, or unreadable now is left out. The windows are counted again from
-    the file as it is (`window_lines`); a file changed since it was embedded has new vectors
-    once it is indexed again."""
-    best = {node_id: chunk for node_id, chunk in store.best_chunks(model, vector, list(files))
-            .items() if chunk > 0}
+    the file as it is (`window_lines`): a file whose vectors are not as many, embedded another
+    way (an earlier loremap's outline) or before an edit, is left out too."""
+    best = {node_id: found for node_id, found in store.best_chunks(model, vector, list(files))
+            .items() if found[0] > 0}
     defined = _definition_lines(store, [files[node_id] for node_id in best])
     out = {}
-    for node_id, chunk in best.items():
+    for node_id, (chunk, count) in best.items():
         code = source(files[node_id])
         starts = window_lines(code, defined.get(files[node_id], [])) if code else []
-        if chunk < len(starts):
+        if count == len(starts):
             out[node_id] = starts[chunk]
     return out
 

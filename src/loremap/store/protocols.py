@@ -131,10 +131,11 @@ class VectorStore(Protocol):
         ...
 
     def best_chunks(self, model: str, vec: Sequence[float], ids: Sequence[str]
-                    ) -> dict[str, int]:
-        """Each node of `ids` -> the number of its chunk of `model` nearest `vec` (ties: the
-        lowest number); a node without such a vector is left out. Nothing for a model without
-        vectors; `InvalidInput` for a `vec` of another dimension than the model's."""
+                    ) -> dict[str, tuple[int, int]]:
+        """Each node of `ids` -> (the number of its chunk of `model` nearest `vec`, how many
+        chunks of it the node has); ties go to the lowest number; a node without such a vector
+        is left out. Nothing for a model without vectors; `InvalidInput` for a `vec` of
+        another dimension than the model's."""
         ...
 
     def vector_models(self) -> list[tuple[str, int, int]]:

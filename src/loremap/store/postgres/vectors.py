@@ -115,9 +115,10 @@ class PgVectorTables:
         return [(r[0], float(r[1])) for r in rows], int(rows[0][2]) if rows else 0
 
     def best_chunks(self, model: str, vec: Sequence[float], ids: Sequence[str]
-                    ) -> dict[str, int]:
-        """Each node of `ids` -> its chunk of `model` nearest `vec` (ties: the lowest
-        number); nodes without one are left out. Rows of another dimension are never read."""
+                    ) -> dict[str, tuple[int, int]]:
+        """Each node of `ids` -> (its chunk of `model` nearest `vec`, its number of chunks);
+        ties go to the lowest number; nodes without one are left out. Rows of another
+        dimension are never read."""
         dim = self.vector_dim(model)
         if dim is None or not ids:
             return {}
@@ -126,11 +127,11 @@ class PgVectorTables:
         cast = f"vec::vector({dim})"
         exact = "" if dim <= HNSW_MAX_DIM else f" AND vector_dims(vec) = {dim}"
         rows = self.execute(
-            f"SELECT DISTINCT ON (id) id, chunk FROM vectors WHERE project = %s AND model = %s "
-            f"AND dim = {dim} AND id = ANY(%s){exact} "
+            f"SELECT DISTINCT ON (id) id, chunk, count(*) OVER (PARTITION BY id) FROM vectors "
+            f"WHERE project = %s AND model = %s AND dim = {dim} AND id = ANY(%s){exact} "
             f"ORDER BY id, {cast} <=> %s::vector({dim}), chunk",
             (self.project, model, list(dict.fromkeys(ids)), _vector(vec))).fetchall()
-        return {r[0]: int(r[1]) for r in rows}
+        return {r[0]: (int(r[1]), int(r[2])) for r in rows}
 
     def vector_models(self) -> list[tuple[str, int, int]]:
         return [(r[0], int(r[1]), int(r[2])) for r in self.execute(

@@ -118,9 +118,10 @@ class VectorTables:
         return sorted(found, key=lambda hit: (-hit[1], hit[0]))
 
     def best_chunks(self, model: str, vec: Sequence[float], ids: Sequence[str]
-                    ) -> dict[str, int]:
-        """Each node of `ids` -> its chunk of `model` nearest `vec` (ties: the lowest
-        number), read from the matrix the scan keeps; nodes without one are left out."""
+                    ) -> dict[str, tuple[int, int]]:
+        """Each node of `ids` -> (its chunk of `model` nearest `vec`, its number of chunks);
+        ties go to the lowest number; read from the matrix the scan keeps; nodes without one
+        are left out."""
         dim = self.vector_dim(model)
         if dim is None:
             return {}
@@ -139,7 +140,7 @@ class VectorTables:
             end = int(held.starts[place + 1]) if place + 1 < len(held.ids) else len(held.chunks)
             scores = held.matrix[start:end] @ query
             scores[~np.isfinite(scores)] = -np.inf
-            out[node_id] = held.chunks[start + int(np.argmax(scores))]
+            out[node_id] = (held.chunks[start + int(np.argmax(scores))], end - start)
         return out
 
     def _matrix(self, model: str, dim: int) -> _Matrix:
