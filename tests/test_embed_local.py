@@ -391,7 +391,7 @@ def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, mon
     """The words of `refund`'s body lie beyond the file's head and signatures: only the
     window of its section holds them."""
     from loremap.app import App
-    from loremap.search.embed import matched_lines, windows
+    from loremap.search.embed import matched_lines, window_lines, windows
 
     monkeypatch.setenv("LOREMAP_EMBEDDER", "hash")
     (project / "refunds.py").write_text(_long_file(), encoding="utf-8")
@@ -424,6 +424,16 @@ def test_a_function_deep_in_a_long_file_is_found_by_its_window(project, cli, mon
                 ("refunds.py", 2, question)])
         assert app.store.best_chunks(embedder.name, question, ["refunds.py"]) == {
             "refunds.py": (2, 3)}
+        assert matched_lines(app.store, embedder.name, question, files, read) == {}
+        # As many vectors as windows, numbered otherwise (a gap): no line, and no error.
+        defined = app.store.symbols_in(["refunds.py"])["refunds.py"]
+        count = len(window_lines(_long_file(), [line for _, _, line in defined]))
+        with app.store.write():
+            app.store.put_vectors(embedder.name, len(question), [
+                *(("refunds.py", k, other[0]) for k in range(count - 1)),
+                ("refunds.py", count + 5, question)])
+        assert app.store.best_chunks(embedder.name, question, ["refunds.py"]) == {
+            "refunds.py": (count + 5, count)}
         assert matched_lines(app.store, embedder.name, question, files, read) == {}
 
 

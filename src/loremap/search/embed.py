@@ -169,7 +169,7 @@ def matched_lines(store: SearchStore, model: str, vector: Vector, files: dict[st
     for node_id, (chunk, count) in best.items():
         code = source(files[node_id])
         starts = window_lines(code, defined.get(files[node_id], [])) if code else []
-        if count == len(starts):
+        if count == len(starts) and chunk < count:  # numbered as `windows` numbers them
             out[node_id] = starts[chunk]
     return out
 
