@@ -35,8 +35,8 @@ PG_FIXTURES = frozenset({"pg_server_url", "pg_url", "app_role"})
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the package's bytecode once, before the workers start.
 
-    The suite starts a few hundred `python -m loremap` processes. Where PYTHONDONTWRITEBYTECODE
-    is set (as on the CI machines), no process ever writes `__pycache__`, so each compiled
+    The suite starts many `python -m loremap` processes. Where PYTHONDONTWRITEBYTECODE is set
+    (as on the machine measured here), no process ever writes `__pycache__`, so each compiled
     every module it imported again: `import loremap.cli, loremap.app, loremap.search.engine`
     took 0.26 s instead of 0.13 s. `compileall` writes the files whatever that variable says,
     and every later process reads them (the variable only stops writing). The same variable
