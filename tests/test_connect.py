@@ -10,7 +10,8 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -392,6 +393,23 @@ def connect_from(venv: Path, home: Path, *args: str) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=120)
 
 
+@contextmanager
+def patient(settings: Path) -> Iterator[None]:
+    """Gemini CLI's `mcp list` gives each server 5 s to answer (its
+    MCP_LIST_DEFAULT_TIMEOUT_MSEC) unless the server's entry names a `timeout`: on a loaded
+    machine a fresh interpreter importing the MCP SDK can take longer, and the list says
+    Disconnected. The loremap entry gets 100 s while the block runs; then the file connect
+    wrote is put back byte for byte."""
+    written = settings.read_bytes()
+    settings.write_text(jsonc.set_value(written.decode("utf-8"),
+                                        ["mcpServers", "loremap", "timeout"], 100_000),
+                        encoding="utf-8")
+    try:
+        yield
+    finally:
+        settings.write_bytes(written)
+
+
 def trust(home: Path, folder: Path) -> None:
     """Gemini CLI's trust of `folder` (without it, it starts no server of the folder)."""
     (home / ".gemini").mkdir(exist_ok=True)
@@ -449,7 +467,8 @@ def test_gemini_starts_the_server_connect_wrote_in_a_moved_project(
     clone = moved(repo, tmp_path)
     no_path_of(clone, repo, BIN)
     trust(isolated_home, clone)
-    listed = _run(gemini, ["mcp", "list"], isolated_home, clone)
+    with patient(clone / ".gemini" / "settings.json"):
+        listed = _run(gemini, ["mcp", "list"], isolated_home, clone)
     # `mcp list` starts each server and reports whether it answered.
     assert re.search(r"(^|\s)loremap: loremap serve \(stdio\) - Connected", listed, re.M), listed
     assert re.search(r"(^|\s)github:", listed, re.M), listed
@@ -475,7 +494,8 @@ def test_gemini_starts_the_project_s_own_venv_by_its_path_in_the_project(
     clone = moved(repo, tmp_path)
     no_path_of(clone, repo, BIN)
     trust(isolated_home, clone)
-    listed = _run(gemini, ["mcp", "list"], isolated_home, clone, path=without_bin())
+    with patient(clone / ".gemini" / "settings.json"):
+        listed = _run(gemini, ["mcp", "list"], isolated_home, clone, path=without_bin())
     assert "loremap: .venv/bin/loremap serve (stdio) - Connected" in listed, listed
 
 
