@@ -1,17 +1,16 @@
 """`loremap import basic-memory`: a project written by the real basic-memory (installed from
-PyPI, driven through its own CLI's `tool write-note`, the MCP tool's command-line face), then
-imported: notes, tags, links, aliases, search, doctor, and a second import that changes
-nothing."""
+PyPI, driven through its own MCP server's `write_note`, as an agent writes), then imported:
+notes, tags, links, aliases, search, doctor, and a second import that changes nothing."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
 from loremap.vault.frontmatter import parse_note
@@ -45,14 +44,28 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("LOREMAP_", "BASIC_MEMORY_"))}
     env.update(HOME=str(home), BASIC_MEMORY_HOME=str(folder), NO_COLOR="1")
-    for title, kind, tags, content in NOTES:
-        done = subprocess.run(
-            [str(tool), "tool", "write-note", "--title", title, "--folder", "notes",
-             "--type", kind, *(arg for tag in tags for arg in ("--tags", tag)), "--local"],
-            input=content, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # One server for the three notes: each start of basic-memory (its CLI's `tool write-note`
+    # too, which calls the same tool function) takes ~13 s here, building its web app.
+    anyio.run(_write_notes, tool, env, folder)
     assert len(list((folder / "notes").glob("*.md"))) == len(NOTES)
     return folder
+
+
+async def _write_notes(tool: Path, env: dict[str, str], folder: Path) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=str(tool), args=["mcp"], env=env, cwd=str(folder))
+    with open(os.devnull, "w", encoding="utf-8") as quiet, anyio.fail_after(600):
+        async with stdio_client(params, errlog=quiet) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            for title, kind, tags, content in NOTES:
+                result = await session.call_tool("write_note", {
+                    "title": title, "content": content, "directory": "notes",
+                    "tags": tags, "note_type": kind})
+                text = "".join(getattr(part, "text", "") for part in result.content)
+                assert not result.is_error, text
 
 
 @pytest.fixture
