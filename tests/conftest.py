@@ -57,8 +57,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     Much of the suite waits on processes it starts (git, the CLI, servers, the agents' own
     CLIs). On a quiet two-core machine four workers finish as two do (537 s against 544 s);
     beside two CPU-burning processes, where the scheduler shares the cores out per process,
-    four workers get two thirds of them instead of half: `.ci/run` took 14 min 26 s there
-    (12 min 58 s of tests) against 18 min 33 s (17 min 10 s) with one worker per core."""
+    four workers get two thirds of them instead of half: `.ci/run` took 15 min 22 s there
+    (13 min 54 s of tests) against 18 min 33 s (17 min 10 s) with one worker per core."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min(2 * (cores or 1), (cores or 1) + 4)
 
