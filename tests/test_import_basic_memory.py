@@ -46,18 +46,23 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env.update(HOME=str(home), BASIC_MEMORY_HOME=str(folder), NO_COLOR="1")
     # One server for the three notes: each start of basic-memory (its CLI's `tool write-note`
     # too, which calls the same tool function) takes ~13 s here, building its web app.
-    anyio.run(_write_notes, tool, env, folder)
+    log = root / "server.log"
+    try:
+        anyio.run(_write_notes, tool, env, folder, log)
+    except Exception as exc:  # the server's own words say why it failed
+        tail = log.read_text(encoding="utf-8", errors="replace")[-2000:] if log.exists() else ""
+        raise AssertionError(f"basic-memory could not write the notes: {exc!r}\n{tail}") from exc
     assert len(list((folder / "notes").glob("*.md"))) == len(NOTES)
     return folder
 
 
-async def _write_notes(tool: Path, env: dict[str, str], folder: Path) -> None:
+async def _write_notes(tool: Path, env: dict[str, str], folder: Path, log: Path) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=str(tool), args=["mcp"], env=env, cwd=str(folder))
-    with open(os.devnull, "w", encoding="utf-8") as quiet, anyio.fail_after(600):
-        async with stdio_client(params, errlog=quiet) as (read, write), \
+    with log.open("w", encoding="utf-8") as errors, anyio.fail_after(600):
+        async with stdio_client(params, errlog=errors) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
             for title, kind, tags, content in NOTES:
