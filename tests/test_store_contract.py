@@ -240,6 +240,11 @@ def test_each_node_s_nearest_chunk_is_named_by_its_number(open_store):
                                                             "coupon-twice": (0, 2)}
     assert store.best_chunks("m", unit(0.0, 0.5, 1.0), ["locks"]) == {"locks": (7, 3)}
     assert store.best_chunks("m", [0.0, 1.0, 0.0], []) == {}
+    # Ids beyond ASCII and of either case are found too (SQLite bisects its sorted ids).
+    odd = ["Zeta", "zeta", "été", "Été", "日本", "a-b", "a_b"]
+    with store.write():
+        store.put_vectors("m", 3, [(node, 0, [0.0, 1.0, 0.0]) for node in odd])
+    assert store.best_chunks("m", [0.0, 1.0, 0.0], odd) == {node: (0, 1) for node in odd}
     with pytest.raises(InvalidInput, match="dimensions"):
         store.best_chunks("m", [0.0, 1.0], ["locks"])
 

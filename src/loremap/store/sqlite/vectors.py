@@ -36,6 +36,7 @@ table: WITHOUT ROWID, rows of 1.5 kB took 46.9 MB per 10k vectors instead of 20.
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -50,11 +51,10 @@ class _Matrix(NamedTuple):
     key: tuple[int, int]  # (PRAGMA data_version, connection's total_changes)
     model: str
     dim: int
-    ids: list[str]  # one per node, in the matrix's order
+    ids: list[str]  # one per node, in the matrix's order: sorted (`ORDER BY id`)
     starts: Any  # numpy intp: the first row of each node's chunks
     matrix: Any  # numpy float32 (rows, dim)
     chunks: list[int]  # each row's chunk number
-    places: dict[str, int]  # node id -> its place in `ids`
 
 
 class VectorTables:
@@ -133,8 +133,10 @@ class VectorTables:
         query = np.asarray(vec, dtype=np.float32)
         out = {}
         for node_id in dict.fromkeys(ids):
-            place = held.places.get(node_id)
-            if place is None:
+            # `ids` is in SQLite's BINARY order of UTF-8 bytes, which is Python's order of
+            # code points: a node is found by bisection, no map of them is built per reload.
+            place = bisect.bisect_left(held.ids, node_id)
+            if place == len(held.ids) or held.ids[place] != node_id:
                 continue
             start = int(held.starts[place])
             end = int(held.starts[place + 1]) if place + 1 < len(held.ids) else len(held.chunks)
@@ -158,10 +160,9 @@ class VectorTables:
         ids = [r[0] for r in rows]
         first = [i for i, node in enumerate(ids) if i == 0 or ids[i - 1] != node]
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        nodes = [ids[i] for i in first]
-        held = _Matrix(key, model, dim, nodes, np.asarray(first, dtype=np.intp),
-                       matrix.reshape(len(rows), dim), [int(r[2]) for r in rows],
-                       {node: place for place, node in enumerate(nodes)})
+        held = _Matrix(key, model, dim, [ids[i] for i in first],
+                       np.asarray(first, dtype=np.intp), matrix.reshape(len(rows), dim),
+                       [int(r[2]) for r in rows])
         self._vector_cache = held
         return held
 
