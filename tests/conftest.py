@@ -59,8 +59,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     beside two CPU-burning processes, where the scheduler shares the cores out per process,
     four workers get two thirds of them instead of half: `.ci/run` took 15 min 22 s there
     (13 min 54 s of tests) against 18 min 33 s (17 min 10 s) with one worker per core."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(2 * (cores or 1), (cores or 1) + 4)
+    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+             else os.cpu_count() or 1)
+    return min(2 * cores, cores + 4)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

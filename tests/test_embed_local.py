@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import socket
 from pathlib import Path
 
@@ -36,9 +35,10 @@ def _closure(names: list[str]) -> set[str]:
     from importlib.metadata import PackageNotFoundError, requires
 
     from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
 
     seen: set[str] = set()
-    todo = [re.sub(r"[-_.]+", "-", name).lower() for name in names]
+    todo = [canonicalize_name(name) for name in names]
     while todo:
         name = todo.pop()
         if name in seen:
@@ -51,7 +51,7 @@ def _closure(names: list[str]) -> set[str]:
         for line in needs:
             need = Requirement(line)
             if need.marker is None or need.marker.evaluate({"extra": ""}):
-                todo.append(re.sub(r"[-_.]+", "-", need.name).lower())
+                todo.append(canonicalize_name(need.name))
     return seen
 
 
