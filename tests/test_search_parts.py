@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loremap.codemap.index import sections
 from loremap.model import Note, NoteType
@@ -17,6 +19,8 @@ from loremap.search.fuse import mmr, rrf
 from loremap.store.sqlite import SqliteStore
 from loremap.store.sqlite.search import fts_match
 from loremap.text import Analyzer
+
+WORDS = ("apple", "pear", "plum", "fig", "kiwi", "lime", "date")
 
 
 class Graph:
@@ -268,11 +272,20 @@ def test_a_question_of_common_words_searches_the_nodes_holding_them_all(store):
     assert engine.rank(Request("ledger row"), render_items=False)
 
 
+def single_terms(conn, table, weights=""):
+    """`ranked`'s postings read straight from FTS5: a term's rows and its bm25() alone."""
+    def postings(match):
+        found = conn.execute(f"SELECT rowid, bm25({table}{weights}) FROM {table} "
+                             f"WHERE {table} MATCH ?", (match,)).fetchall()
+        return [r for r, _ in found], [s for _, s in found]
+    return postings
+
+
 def test_a_word_in_most_rows_still_counts_with_lucenes_idf():
     import math
     import sqlite3
 
-    from loremap.store.sqlite.search import common_terms
+    from loremap.store.sqlite.search import ranked as search
 
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(text)")
@@ -280,12 +293,7 @@ def test_a_word_in_most_rows_still_counts_with_lucenes_idf():
     conn.executemany("INSERT INTO t (rowid, text) VALUES (?, ?)", enumerate(rows, start=1))
 
     def ranked(query: TextQuery) -> list[tuple[int, float]]:
-        if query.common:
-            sql, args = common_terms(conn, "t", query, len(rows))
-        else:
-            sql, args = "SELECT rowid, bm25(t) AS score FROM t WHERE t MATCH ?", [fts_match(query)]
-        return [(r, -s) for r, s in conn.execute(f"SELECT * FROM ({sql}) ORDER BY score, rowid",
-                                                 args)]
+        return [(r, -s) for r, s in search(query, len(rows), single_terms(conn, "t"))]
 
     def lucene(row: int, terms: dict[str, int]) -> float:
         """BM25 as FTS5 computes it (k1 1.2, b 0.75), with ln(1 + ...) for the IDF."""
@@ -309,5 +317,32 @@ def test_a_word_in_most_rows_still_counts_with_lucenes_idf():
         (1, 2, 3, 5), key=lambda r: (-lucene(r, {"apple": 1, "plum": 2}), r))
     for row, score in common:
         assert score == pytest.approx(lucene(row, {"apple": 1, "plum": 2}), rel=1e-9)
-    # A term no row holds adds nothing and costs no statement part.
+    # A term no row holds adds nothing.
     assert ranked(TextQuery(("durian",), (1,), common=True)) == []
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(WORDS), max_size=6),
+                          st.lists(st.sampled_from(WORDS), max_size=12)), min_size=1, max_size=12),
+       st.lists(st.tuples(st.sampled_from(WORDS), st.integers(1, 3)), min_size=1, max_size=5),
+       st.sampled_from([(), (0,), (1,), (0, 1)]))
+def test_terms_scored_one_at_a_time_sum_to_fts5s_own_or_query(rows, terms, columns):
+    """The SQLite store reads each term's bm25() alone and sums them (`ranked`): the same
+    rows, order and scores as FTS5 ranking the whole OR query, repeats and columns included."""
+    import sqlite3
+
+    from loremap.store.sqlite.search import ranked
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(title, body)")
+    conn.executemany("INSERT INTO t (rowid, title, body) VALUES (?, ?, ?)",
+                     [(i, " ".join(a), " ".join(b)) for i, (a, b) in enumerate(rows, start=1)])
+    query = TextQuery(tuple(t for t, _ in terms), tuple(n for _, n in terms), columns=columns)
+    weights = ", 5.0, 1.0"
+    fts5 = conn.execute(f"SELECT rowid, bm25(t{weights}) AS score FROM t WHERE t MATCH ? "
+                        "ORDER BY score, rowid", (fts_match(query),)).fetchall()
+    ours = ranked(query, len(rows), single_terms(conn, "t", weights))
+    assert [r for r, _ in ours] == [r for r, _ in fts5] or (
+        # equal scores may round apart in the last bit and swap
+        sorted(ours) == pytest.approx(sorted(fts5), rel=1e-12))
+    assert dict(ours) == pytest.approx(dict(fts5), rel=1e-12, abs=1e-15)

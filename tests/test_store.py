@@ -206,8 +206,9 @@ def test_the_scan_sees_vectors_another_connection_or_this_one_wrote_since(tmp_pa
 
 
 def test_kept_edges_and_counts_follow_every_change_to_the_database(tmp_path):
-    """A connection keeps the walk's edges and the words' document counts between questions,
-    and reads them again after another connection's commit, its own write, a rollback."""
+    """A connection keeps the walk's edges, the words' document counts and their bm25 scores
+    between questions, and reads them again after another connection's commit, its own write,
+    a rollback."""
     from loremap.model import Link, Relation
 
     def note(nid, body, *links):
@@ -222,26 +223,37 @@ def test_kept_edges_and_counts_follow_every_change_to_the_database(tmp_path):
     def around(node):
         return sorted(e.node for e in reader.neighborhoods([node], 256)[node] or [])
 
+    def found(common=False):
+        query = TextQuery(("refund", "twice"), (1, 1), common=common)
+        return sorted(i for i, _ in reader.text_search(query, 10, Filters(), DEFAULT_WEIGHTS))
+
     try:
         assert around("a") == ["b"] and reader.doc_freqs(["refund"], 10) == {"refund": 2}
+        assert found() == found(common=True) == ["a", "b"]
         statements.clear()
         assert around("a") == ["b"] and reader.doc_freqs(["refund"], 10) == {"refund": 2}
         assert reader.doc_freqs(["refund"], 1) == {"refund": 1}  # within what was counted
         assert all("data_version" in s for s in statements)  # nothing but the version read
+        assert found() == found(common=True) == ["a", "b"]
+        assert not [s for s in statements if "MATCH" in s or "count(*)" in s]  # scores kept
         with writer.write():
             writer.upsert_note(note("c", "refund", "a"), "project", "notes/c.md", "c", 1, 1)
         assert around("a") == ["b", "c"] and reader.doc_freqs(["refund"], 10) == {"refund": 3}
+        assert found() == found(common=True) == ["a", "b", "c"]
         with reader.write():
             reader.upsert_note(note("d", "refund", "a"), "project", "notes/d.md", "d", 1, 1)
         assert around("a") == ["b", "c", "d"]
         assert reader.doc_freqs(["refund"], 10) == {"refund": 4}
+        assert found(common=True) == ["a", "b", "c", "d"]
         with pytest.raises(RuntimeError), reader.write():
             reader.upsert_note(note("e", "refund", "a"), "project", "notes/e.md", "e", 1, 1)
             assert around("a") == ["b", "c", "d", "e"]
             assert reader.doc_freqs(["refund"], 10) == {"refund": 5}
+            assert found() == ["a", "b", "c", "d", "e"]
             raise RuntimeError("roll back")
         assert around("a") == ["b", "c", "d"]
         assert reader.doc_freqs(["refund"], 10) == {"refund": 4}
+        assert found() == found(common=True) == ["a", "b", "c", "d"]
     finally:
         writer.close()
         reader.close()

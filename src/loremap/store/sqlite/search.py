@@ -17,6 +17,17 @@ others), the code before and after, two runs each, alternating on the same machi
 58.2, 60.8 ms at p50 (its hundred-odd words are counted one by one, and most were counted for
 an earlier question; entities.py also matches its paths faster). A one-shot process (the CLI,
 a hook in its own process) reads everything once either way.
+
+BM25 is FTS5's own `bm25()`, read one term at a time and summed here (`ranked`). FTS5 scores a
+matched row at ~2.5 us here, mostly its per-row read of the row's length (`%_docsize`), against
+~0.15 us to count it, and a question's terms match up to `max_postings` (4,000) rows. An OR
+query's score is the sum of its terms' single-term scores, and those are kept with the
+connection's other reads: a warm process asked again for a word it scored before sums its
+scores in Python instead of having FTS5 score its rows again. Measured on `bench/search.py`'s
+10k corpus, 44 of its questions, the bm25 list's statement alone: the union of per-term
+statements used before (the question's common words counted) 8.9 ms a question, one FTS5 OR
+query 6.9 ms; the terms read one by one and summed here 8.9 ms the first time, 1.6 ms once
+read. The top 200 rows were the same, in the same order, for all 44.
 """
 
 from __future__ import annotations
@@ -24,7 +35,8 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
 from loremap.store.rows import NODE_COLUMNS, node_row
@@ -33,6 +45,7 @@ from loremap.store.sqlite.schema import FTS_COLUMNS
 _CHUNK = 500  # ids per `IN (...)`, well under SQLite's variable limit
 _HELD_EDGES = 200_000  # edges a connection keeps at most (~30 MB); past it, it starts again
 _HELD_TERMS = 100_000  # document counts a connection keeps at most
+_HELD_SCORES = 1_000_000  # single-term scores a connection keeps at most (16 bytes each)
 
 
 def version(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -52,6 +65,11 @@ class _Held:
         self.edge_count = 0
         self.dfs: dict[str, tuple[int, int]] = {}
         self.named: dict[str, list[str]] = {}  # a file name -> the paths of the files so named
+        # (table and its bm25() weights, a term's FTS5 match) -> the rows holding it and
+        # their single-term bm25()
+        self.scores: dict[tuple[str, str], tuple[array[int], array[float]]] = {}
+        self.score_count = 0
+        self.rows: dict[str, int] = {}  # table -> its row count
 
 
 def _json(text: object) -> object:
@@ -121,37 +139,36 @@ def idf_gain(rows: int, hits: int) -> float:
     return math.log1p(ratio) / (fts if fts > 0 else 1e-6)
 
 
-def common_terms(conn: sqlite3.Connection, table: str, query: TextQuery, rows: int,
-                 weights: str = "") -> tuple[str, list[object]]:
-    """A `(rowid, score)` select of `table`'s rows matching `query`, scored as FTS5's bm25()
-    (negative, best lowest) with Lucene's IDF (see `TextQuery.common`), and its parameters.
+Postings = Callable[[str], tuple[Sequence[int], Sequence[float]]]
 
-    FTS5 sums its score over the query's phrases, each term's part being its IDF times a
-    factor of its frequency and the row's length; so each term is matched alone, its score
-    scaled by `idf_gain` (and by its repeats), and the parts summed per row. `rows` must be
-    the table's row count, as FTS5 counts it; `weights` the bm25() column weights (", 5.0,
-    ..."). Each term's postings are read twice (counted, then ranked) where the OR query reads
-    them once; `all_of` queries keep FTS5's score.
+
+def ranked(query: TextQuery, rows: int, postings: Postings) -> list[tuple[int, float]]:
+    """(rowid, score) of the rows matching any term of `query` (not `all_of`), best (lowest)
+    first, ties by rowid: FTS5's bm25() of the OR query (negative, best lowest), or with
+    `query.common` the same with Lucene's IDF (see `TextQuery.common`).
+
+    `postings(match)` gives the rows matching one term's FTS5 expression and their bm25() for
+    that term alone; `rows` is the table's row count, as FTS5 counts it. FTS5 sums its score
+    over the query's phrases, each term's part being its IDF times a factor of its frequency
+    and the row's length, so the OR query's score is the sum of its terms' single-term scores,
+    a repeated term counting as many times as it is repeated; with `common`, each term's score
+    is scaled by `idf_gain`.
     """
     repeats: dict[str, int] = {}
     for term, times in zip(query.terms, query.repeats, strict=True):
         repeats[term] = repeats.get(term, 0) + max(1, times)
-    parts, args = [], []
+    out: dict[int, float] = {}
     for term, times in repeats.items():
-        match = fts_match(TextQuery((term,), (1,), columns=query.columns))
-        hits = int(conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",
-                                (match,)).fetchone()[0])
-        if not hits:
+        ids, scores = postings(fts_match(TextQuery((term,), (1,), columns=query.columns)))
+        if not ids:
             continue
-        parts.append(f"SELECT rowid, bm25({table}{weights}) * ? AS score FROM {table} "
-                     f"WHERE {table} MATCH ?")
-        args += [times * idf_gain(rows, hits), match]
-    if len(parts) <= 1:  # one part alone: in an aggregate, SQLite would flatten it away
-        return (parts[0] if parts else f"SELECT rowid, 0.0 AS score FROM {table} WHERE 0"), args
-    # A compound select is never flattened into the aggregate around it: each bm25() runs
-    # where its MATCH is.
-    return ("SELECT rowid, sum(score) AS score FROM (" + " UNION ALL ".join(parts)
-            + ") GROUP BY rowid"), args
+        factor = times * idf_gain(rows, len(ids)) if query.common else float(times)
+        get = out.get
+        for rowid, score in zip(ids, scores, strict=True):
+            out[rowid] = get(rowid, 0.0) + score * factor
+    order = sorted(out)
+    order.sort(key=out.__getitem__)  # stable: equal scores stay in rowid order
+    return [(rowid, out[rowid]) for rowid in order]
 
 
 class SearchTables:
@@ -203,60 +220,82 @@ class SearchTables:
                     weights: Sequence[float]) -> list[tuple[str, float]]:
         """(id, score) of the nodes matching `query`, best first.
 
-        FTS5 ranks its own matches and only the best `pool` rows are joined with `nodes` and
-        filtered: the join and the filters cost as much as the ranking when a common word
-        matches most nodes. Trigger: filters left fewer than `limit` rows of a full pool.
-        Why: better rows may lie beyond the pool. Outcome: rank every match instead.
+        Only the best `pool` matches are joined with `nodes` and filtered: the join and the
+        filters cost as much as the ranking when a common word matches most nodes. Trigger:
+        filters left fewer than `limit` rows of a full pool. Why: better rows may lie beyond
+        the pool. Outcome: filter every match instead.
         """
         if not query.terms:
             return []
-        match = fts_match(query)
-        ws = ", ".join(repr(float(w)) for w in weights)
-        # The scored matches, built once: `common_terms` counts each term to build them.
-        if query.common and not query.all_of:
-            scored = common_terms(self.conn, "fts", query, self.node_count(), f", {ws}")
-        else:
-            scored = (f"SELECT rowid, bm25(fts, {ws}) AS score FROM fts WHERE fts MATCH ?",
-                      [match])
+        ws = ", " + ", ".join(repr(float(w)) for w in weights)
+        scored = self._scored("fts", ws, query)
         pool = max(limit * 4, 50)
-        hits = self._text(scored, limit, pool, filters)
-        if len(hits) < limit:
-            count = int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
-                                          (match,)).fetchone()[0])
-            if count > pool:
-                hits = self._text(scored, limit, None, filters)
+        hits = self._passing(scored[:pool], limit, filters)
+        if len(hits) < limit and len(scored) > pool:
+            hits = self._passing(scored, limit, filters)
         return hits
 
-    def _text(self, matched: tuple[str, list[object]], limit: int, pool: int | None,
-              filters: Filters) -> list[tuple[str, float]]:
-        """The best `limit` of the scored matches `matched` (SQL and its parameters) that pass
-        `filters`, from the best `pool` of them (all of them without a pool)."""
+    def _scored(self, table: str, weights: str, query: TextQuery) -> list[tuple[int, float]]:
+        """(rowid, bm25()) of the rows of `table` matching `query`, best (lowest) first, ties
+        by rowid; `weights` are bm25()'s column weights (", 5.0, ...")."""
+        if query.all_of:  # FTS5 walks an AND by skipping through its terms' lists
+            return self.conn.execute(
+                f"SELECT rowid, bm25({table}{weights}) AS score FROM {table} "
+                f"WHERE {table} MATCH ? ORDER BY score, rowid", (fts_match(query),)).fetchall()
+        held = self._reads()
+        if held.score_count > _HELD_SCORES:
+            held.scores.clear()
+            held.score_count = 0
+
+        def postings(match: str) -> tuple[array[int], array[float]]:
+            key = (table + weights, match)
+            found = held.scores.get(key)
+            if found is None:
+                rows = self.conn.execute(
+                    f"SELECT rowid, bm25({table}{weights}) FROM {table} WHERE {table} MATCH ?",
+                    (match,)).fetchall()
+                found = held.scores[key] = (array("q", [r[0] for r in rows]),
+                                            array("d", [r[1] for r in rows]))
+                held.score_count += len(rows)
+            return found
+
+        return ranked(query, self._rows(table) if query.common else 0, postings)
+
+    def _rows(self, table: str) -> int:
+        """How many rows FTS5 counts in `table` (`fts`: one a node; `chunks`: one a
+        section), kept."""
+        held = self._reads()
+        if table not in held.rows:
+            held.rows[table] = (self.node_count() if table == "fts" else int(
+                self.conn.execute("SELECT count(*) FROM sections").fetchone()[0]))
+        return held.rows[table]
+
+    def _passing(self, scored: Sequence[tuple[int, float]], limit: int, filters: Filters
+                 ) -> list[tuple[str, float]]:
+        """The best `limit` nodes of `scored` ((rowid, bm25()) best first) that pass
+        `filters`, as (id, score), best first, ties by id."""
         cond, params = where(filters)
-        scored, args = matched
-        sql = (
-            f"WITH top AS (SELECT rowid, score FROM ({scored}) "
-            f"ORDER BY score, rowid{' LIMIT ?' if pool else ''}) "
-            f"SELECT n.id, top.score FROM top JOIN nodes n ON n.rowid = top.rowid WHERE 1{cond} "
-            "ORDER BY top.score, n.id LIMIT ?"
-        )
-        args = [*args, *([pool] if pool else []), *params, limit]
-        return [(r[0], -float(r[1])) for r in self.conn.execute(sql, args)]
+        score = dict(scored)
+        found: list[tuple[int, str]] = []
+        for start in range(0, len(scored), _CHUNK):
+            part = [rowid for rowid, _ in scored[start:start + _CHUNK]]
+            found += self.conn.execute(
+                f"SELECT n.rowid, n.id FROM nodes n WHERE n.rowid IN "
+                f"({', '.join('?' for _ in part)}){cond}", [*part, *params]).fetchall()
+        found.sort(key=lambda r: (score[r[0]], r[1]))
+        return [(node_id, -score[rowid]) for rowid, node_id in found[:limit]]
 
     def section_search(self, query: TextQuery, limit: int) -> list[tuple[str, int, float]]:
         """(file, first line, score) of the best-matching sections of code, best first."""
         if not query.terms:
             return []
-        if query.common and not query.all_of:
-            # One section is one row of `chunks`; FTS5 counts its rows the same way.
-            rows = int(self.conn.execute("SELECT count(*) FROM sections").fetchone()[0])
-            scored, args = common_terms(self.conn, "chunks", query, rows)
-        else:
-            scored = "SELECT rowid, bm25(chunks) AS score FROM chunks WHERE chunks MATCH ?"
-            args = [fts_match(query)]
-        return [(r[0], int(r[1]), -float(r[2])) for r in self.conn.execute(
-            f"WITH top AS (SELECT rowid, score FROM ({scored}) ORDER BY score LIMIT ?) "
-            "SELECT s.file, s.line, top.score FROM top JOIN sections s "
-            "ON s.rowid = top.rowid ORDER BY top.score, s.rowid", (*args, limit))]
+        scored = self._scored("chunks", "", query)[:limit]
+        if not scored:
+            return []
+        placed = {r[0]: (r[1], int(r[2])) for r in self.conn.execute(
+            f"SELECT rowid, file, line FROM sections WHERE rowid IN "
+            f"({', '.join('?' for _ in scored)})", [rowid for rowid, _ in scored])}
+        return [(*placed[rowid], -score) for rowid, score in scored if rowid in placed]
 
     def nodes(self, ids: Iterable[str], filters: Filters | None = None) -> dict[str, NodeRow]:
         """The nodes among `ids` that pass `filters` (all of them without)."""
