@@ -134,11 +134,14 @@ def identifiers(text: str) -> list[str]:
     `index`, `run`) is a word of the language even when it is also a method somewhere."""
     names: list[str] = []
     for match in _IDENT.finditer(text):
-        quoted = bool(match.group(1) and match.group(3))
-        parts = match.group(2).split(".")
-        called = bool(match.group(4))
+        tick, name, close, call = match.groups()
+        quoted = bool(tick and close)
+        parts = name.split(".")
+        called = bool(call)
         for i, part in enumerate(parts):
-            if len(part) < 3:
+            # A lowercase word without an inner `_` has no capital to be camelCase or a class
+            # by: most of a text's words, passed without the tests below.
+            if len(part) < 3 or (part.islower() and "_" not in part.strip("_")):
                 continue
             as_code = quoted or len(parts) > 1 or (called and i == len(parts) - 1)
             if ("_" in part.strip("_") or _CAMEL.search(part)
