@@ -16,7 +16,9 @@ Measured:
     (a scan's cost does not depend on the values);
   - `engine.recall` p50/p95 with vectors (query embedding included) next to the same engine
     without them, on the same questions, each engine on a connection of its own warmed on as
-    many other questions (a store keeps the edges and word counts it read).
+    many other questions (a store keeps the edges and word counts it read); with vectors three
+    ways: the question embedded on a thread beside the text lists (a process answering one
+    question), before them, and by a process of its own (the daemon, `embed/apart.py`).
 Targets (informative, exit 0): recall p95 <= 30 ms at 10k nodes with vectors.
 """
 
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from codemap import fetch_django  # noqa: E402
 from loremap.app import App  # noqa: E402
+from loremap.embed import Watched  # noqa: E402
 from loremap.search import Engine, Request  # noqa: E402
 from loremap.search.engine import question_text  # noqa: E402
 from loremap.store.sqlite import SqliteStore  # noqa: E402
@@ -186,13 +189,23 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
         vectors = app.engine()
         in_turn = Engine(SqliteStore(index, app.memory.analyzer), app.memory.analyzer,
                          vectors.config, embedder)
+        # The daemon's way: the question embedded by a process of its own (embed/apart.py),
+        # through an embedder of its own (an embedder keeps its last question's vector).
+        assert isinstance(embedder, Watched)
+        by_process = Watched(embedder.inner, [])
+        by_process.query_apart(30.0)
+        assert by_process.apart is not None and by_process.apart.wait_ready(120), \
+            by_process.apart and by_process.apart.failure
+        apart = Engine(SqliteStore(index, app.memory.analyzer), app.memory.analyzer,
+                       vectors.config, by_process, None, app.source())
         assert isinstance(vectors, Engine)
-        for engine in (lexical, vectors, in_turn):
+        for engine in (lexical, vectors, in_turn, apart):
             for query in warm:
                 engine.recall(Request(query))
-        timing: dict[str, list[float]] = {"lexical": [], "vectors": [], "in turn": []}
+        timing: dict[str, list[float]] = {"lexical": [], "vectors": [], "in turn": [],
+                                          "apart": []}
         for query in queries:
-            for name, engine in (("lexical", lexical), ("vectors", vectors)):
+            for name, engine in (("lexical", lexical), ("vectors", vectors), ("apart", apart)):
                 started = time.perf_counter()
                 engine.recall(Request(query))
                 timing[name].append(time.perf_counter() - started)
@@ -205,14 +218,17 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
             embedder.embed_query(question_text(request, named))
             in_turn.recall(request)
             timing["in turn"].append(time.perf_counter() - started)
-        for engine in (lexical, in_turn):
+        for engine in (lexical, in_turn, apart):
             engine.store.close()
+        by_process.apart.close()
         ratio = statistics.median(timing["vectors"]) / statistics.median(timing["lexical"])
         print(f"recall at {store.node_count()} nodes, warm: with vectors {ms(timing['vectors'])}"
               f"; lexical {ms(timing['lexical'])} ({ratio:.2f}x); with vectors, the question "
               f"embedded before the text lists rather than beside them {ms(timing['in turn'])}; "
-              "target p95 <= 30 ms: "
-              + ("met" if pct(timing["vectors"], 0.95) <= 0.030 else "missed"))
+              f"with vectors, the question embedded by a process of its own (the daemon's way) "
+              f"{ms(timing['apart'])}; target p95 <= 30 ms: "
+              + ("met" if min(pct(timing[k], 0.95) for k in ("vectors", "apart")) <= 0.030
+                 else "missed"))
         figures["recall"] = {k: {"p50": statistics.median(v), "p95": pct(v, 0.95)}
                              for k, v in timing.items()}
         # A pasted issue is embedded whole (the encoder's 256 word pieces), ten times a
@@ -223,6 +239,7 @@ def measure(root: Path, queries: list[str], warm: list[str], spec: str, sample: 
                     for k, v in timing.items()}
             if some["lexical"]:
                 print(f"  {label} ({len(some['lexical'])}): with vectors {ms(some['vectors'])}; "
+                      f"by a process of its own {ms(some['apart'])}; "
                       f"lexical {ms(some['lexical'])}")
                 figures["recall"][label] = {k: {"p50": statistics.median(v),
                                                 "p95": pct(v, 0.95)} for k, v in some.items()}

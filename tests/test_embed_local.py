@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -595,9 +596,38 @@ def test_through_the_daemon_the_prompt_hook_recalls_by_meaning(project, cli, iso
         assert b"Coupon applied twice" not in prompt({**env, "LOREMAP_DAEMON": "off"})
         warm = prompt(env)
         assert b"Coupon applied twice" in warm and b"close in meaning" in warm
+        apart = _children(daemon.pid, b"loremap.embed.apart")
+        assert len(apart) == 1  # the questions' process of the project's one model
     finally:
         daemon.terminate()
         daemon.wait(60)
+    # The daemon gone, its questions' process ends too (its input closed).
+    deadline = time.monotonic() + 60
+    while _alive(apart[0]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(apart[0])
+
+
+def _children(parent: int, marker: bytes) -> list[int]:
+    """The processes whose parent is `parent` and whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent and \
+                    marker in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie left for a parent that never reaps has ended)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_a_model_folder_in_the_project_is_named_from_its_root_and_found_from_any_folder(
@@ -631,3 +661,59 @@ def test_a_model_folder_in_the_project_is_named_from_its_root_and_found_from_any
     assert f"config.toml now names {outside}, a folder of this machine" in done.err
     config = (project / ".loremap" / "config.toml").read_text(encoding="utf-8")
     assert f'embedder = "{outside}"' in config
+
+
+def test_a_process_apart_gives_the_in_process_vectors_and_ends_with_its_pipe(local):
+    """The daemon embeds questions in a child process (embed/apart.py): the same vectors as
+    in process; closed, or dropped unclosed, the child ends."""
+    import gc
+
+    from loremap.embed.apart import QueryProcess
+
+    apart = QueryProcess(local.folder, local.name)
+    assert apart.wait_ready(120), apart.failure
+    for text in TEXTS:
+        vector = apart.embed_query(text)
+        assert vector.shape == (384,) and vector.dtype.name == "float32"
+        assert float(vector @ local.embed_query(text)) > 0.99999
+    apart.close()
+    assert apart._proc.poll() is not None
+    dropped = QueryProcess(local.folder, local.name)
+    assert dropped.wait_ready(120), dropped.failure
+    child = dropped._proc
+    del dropped
+    gc.collect()
+    assert child.wait(timeout=60) is not None
+
+
+def test_a_process_apart_that_cannot_answer_leaves_questions_embedded_in_process(local,
+                                                                                tmp_path):
+    """A child that cannot load, dies or stops answering is dropped with one line in the log;
+    the question is embedded in process and the answer is not degraded."""
+    import os
+    import signal
+
+    from loremap.embed import Watched
+    from loremap.embed.apart import QueryProcess
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    failed = QueryProcess(broken, "broken-model")
+    assert not failed.wait_ready(120)
+    assert failed.failure is not None and "\n" not in failed.failure
+    assert failed.failure.startswith("the query process of broken-model did not start")
+    assert failed.embed_query("a question") is None
+
+    for stop in (signal.SIGKILL, signal.SIGSTOP):  # died; alive but silent
+        watched = Watched(local, [])
+        assert watched.query_apart(timeout_s=0.5)
+        assert watched.apart is not None and watched.apart.wait_ready(120)
+        os.kill(watched.apart._proc.pid, stop)
+        vector = watched.embed_query(TEXTS[0])
+        assert float(vector @ local.embed_query(TEXTS[0])) > 0.99999
+        assert watched.apart.failure is not None
+        assert "stopped answering" in watched.apart.failure and watched.failures == []
+        assert watched.apart._proc.wait(timeout=60) is not None  # killed, not left behind
+        assert watched.apart.embed_query(TEXTS[1]) is None  # never asked again
+    assert not Watched(make_embedder("hash", Analyzer(["en"]), EmbedSettings(tmp_path)),
+                       []).query_apart(30.0)  # only a model run in numpy

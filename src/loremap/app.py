@@ -234,6 +234,16 @@ class App:
             self._embedder = self._load_embedder()
         return self._embedder
 
+    def embed_apart(self) -> bool:
+        """Embed questions in a process of their own (`embed/apart.py`), for a process that
+        stays up (the daemon): the configured model loaded, and run in numpy. Whether one
+        started."""
+        from loremap.embed import Watched
+
+        embedder = self.embedder()
+        return isinstance(embedder, Watched) and embedder.query_apart(
+            self.settings.get_float("embed.timeout_s"))
+
     def adopt_embedder(self, other: App) -> bool:
         """Use the embedder `other` loaded, when both name the same one (the daemon's Apps of
         one project share one model); whether it did."""

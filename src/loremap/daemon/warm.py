@@ -116,8 +116,10 @@ class Warm:
                 if self.warm_models:
                     # Trigger: the project turned vectors on. Why: a model loaded once serves
                     # every later prompt, which no hook process can afford. Outcome: loaded
-                    # now, so the hooks' engines find it loaded and use it.
+                    # now, so the hooks' engines find it loaded and use it, and a process of
+                    # its own embeds the questions beside the text lists (embed/apart.py).
                     entry.app.embedder()
+                    entry.app.embed_apart()
             yield entry.app
         finally:
             entry.used = time.monotonic()

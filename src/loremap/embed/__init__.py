@@ -25,11 +25,14 @@ import os
 from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from loremap.errors import EmbedderUnavailable, InvalidInput
 from loremap.search.embed import Embedder, HashEmbedder, Vector, Vectors
 from loremap.text import Analyzer
+
+if TYPE_CHECKING:
+    from loremap.embed.apart import QueryProcess
 
 LOCAL = "local"
 LOCAL_MODEL = "all-MiniLM-L6-v2"  # the name recorded with its vectors
@@ -220,6 +223,20 @@ class Watched:
         self.failures = failures
         self.name = inner.name
         self._last: tuple[str, Vector] | None = None
+        self.apart: QueryProcess | None = None
+
+    def query_apart(self, timeout_s: float) -> bool:
+        """Embed questions in a process of their own from now on (`embed/apart.py`; a model
+        run in numpy only: an endpoint already waits outside Python's lock); whether it
+        started one."""
+        from loremap.embed.bert import BertEncoder
+
+        if self.apart is not None or not isinstance(self.inner, BertEncoder):
+            return False
+        from loremap.embed.apart import QueryProcess
+
+        self.apart = QueryProcess(self.inner.folder, self.inner.name, timeout_s)
+        return True
 
     def report(self, message: str) -> None:
         """A failure found around the model (vectors of another dimension in the index)."""
@@ -237,10 +254,12 @@ class Watched:
         # in one recall: computed (or sent to an endpoint) once.
         if self._last is not None and self._last[0] == text:
             return self._last[1]
-        try:
-            vector = self.inner.embed_query(text)
-        except EmbedderUnavailable as exc:
-            self.failures.append(str(exc))
-            raise
+        vector = self.apart.embed_query(text) if self.apart is not None else None
+        if vector is None:  # no process apart, or it cannot answer now
+            try:
+                vector = self.inner.embed_query(text)
+            except EmbedderUnavailable as exc:
+                self.failures.append(str(exc))
+                raise
         self._last = (text, vector)
         return vector

@@ -112,6 +112,7 @@ class Encoder:
                                f"({position} positions); only BERT- and RoBERTa-shaped models "
                                "load")
         self.name = name
+        self.folder = folder
         self.roberta = kind in ("roberta", "xlm-roberta")
         self.pad_id = int(config.get("pad_token_id", 1 if self.roberta else 0) or 0)
         self.heads = int(config["num_attention_heads"])
