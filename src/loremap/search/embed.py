@@ -248,10 +248,11 @@ def embed_pending(store: IndexStore, embedder: Embedder, batch: int = 64,
 
 class Early:
     """A question's vector, computed on a thread of its own while the caller runs its text
-    lists: the encoder's matrix products and the index's reads both leave the interpreter's
-    lock, so the question's embedding (~12 ms for the local model, a round trip for an
-    endpoint) overlaps them instead of adding to them (`python bench/embed.py` has the
-    figures). `vector()` waits for it and raises what the embedder raised."""
+    lists. An endpoint's round trip and the index's reads leave the interpreter's lock, so
+    they overlap; a model run in numpy takes the lock back for each of its ~300 calls while
+    the text lists (Python) hold it, so it overlaps them little, and a process that stays up
+    (the daemon) hands it to a process of its own (`embed/apart.py`; `python bench/embed.py`
+    has the figures). `vector()` waits for it and raises what the embedder raised."""
 
     def __init__(self, embedder: Embedder, query: str) -> None:
         import threading
