@@ -704,13 +704,14 @@ def test_a_process_apart_that_cannot_answer_leaves_questions_embedded_in_process
     assert failed.failure.startswith("the query process of broken-model did not start")
     assert failed.embed_query("a question") is None
 
-    for stop in (signal.SIGKILL, signal.SIGSTOP):  # died; alive but silent
+    # Died; alive but reading nothing, sent a question longer than its pipe holds.
+    for stop, text in ((signal.SIGKILL, TEXTS[0]), (signal.SIGSTOP, TEXTS[0] + " x" * 200_000)):
         watched = Watched(local, [])
         assert watched.query_apart(timeout_s=0.5)
         assert watched.apart is not None and watched.apart.wait_ready(120)
         os.kill(watched.apart._proc.pid, stop)
-        vector = watched.embed_query(TEXTS[0])
-        assert float(vector @ local.embed_query(TEXTS[0])) > 0.99999
+        vector = watched.embed_query(text)
+        assert float(vector @ local.embed_query(text)) > 0.99999
         assert watched.apart.failure is not None
         assert "stopped answering" in watched.apart.failure and watched.failures == []
         assert watched.apart._proc.wait(timeout=60) is not None  # killed, not left behind

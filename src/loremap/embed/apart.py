@@ -43,6 +43,7 @@ log = logging.getLogger("loremap.embed")
 _SIZE = struct.Struct("<I")  # every frame: its length, then its bytes
 _FAILED = 0xFFFFFFFF  # a length that announces an error message instead of a vector
 _START_S = 120.0  # the child's model load, at most
+_PIPE_WRITE = 4096  # bytes written at once: a pipe that selects writable takes this many
 
 
 class QueryProcess:
@@ -77,8 +78,10 @@ class QueryProcess:
     def _start(self, folder: Path) -> None:
         with self._lock:
             try:
-                self._write(json.dumps({"folder": str(folder), "name": self.name}).encode())
-                dim = json.loads(self._read(time.monotonic() + _START_S))["dim"]
+                deadline = time.monotonic() + _START_S
+                self._write(json.dumps({"folder": str(folder), "name": self.name}).encode(),
+                            deadline)
+                dim = json.loads(self._read(deadline))["dim"]
                 self._dim = int(dim)
             except (OSError, ValueError, KeyError, TypeError, TimeoutError,
                     _ChildError) as exc:
@@ -92,9 +95,9 @@ class QueryProcess:
         try:
             import numpy as np
 
-            self._write(text.encode("utf-8", "replace"))
-            vector = np.frombuffer(self._read(time.monotonic() + self.timeout_s),
-                                   dtype=np.float32)
+            deadline = time.monotonic() + self.timeout_s
+            self._write(text.encode("utf-8", "replace"), deadline)
+            vector = np.frombuffer(self._read(deadline), dtype=np.float32).copy()
             if vector.shape != (self._dim,):
                 raise ValueError(f"a vector of {vector.size} numbers, not {self._dim}")
             return vector
@@ -122,10 +125,18 @@ class QueryProcess:
         self._proc.kill()
         _let_go(self._proc)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, deadline: float) -> None:
+        """One frame to the child, by `deadline` (a long text fills the pipe until the
+        child reads it, and a child that reads nothing must not hold the question)."""
         stdin = self._proc.stdin
         assert stdin is not None
-        stdin.write(_SIZE.pack(len(data)) + data)
+        view = memoryview(_SIZE.pack(len(data)) + data)
+        fd = stdin.fileno()
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise TimeoutError("the question was not taken in time")
+            view = view[os.write(fd, view[:_PIPE_WRITE]):]
 
     def _read(self, deadline: float) -> bytes:
         stdout = self._proc.stdout
