@@ -409,3 +409,23 @@ _MORE_NEGATIVES = {
 @pytest.mark.parametrize("case", list(_MORE_NEGATIVES), ids=list(_MORE_NEGATIVES))
 def test_hashes_ids_encoded_text_and_identifiers_are_not_flagged(case: str) -> None:
     assert scan(_MORE_NEGATIVES[case]) == []
+
+
+_KEYWORD_PIECES = ("api", "api-", "key", "akia", "-----begin", "secret", "token", "ghp_", "x", " ",
+                   "_", "=", "ap", "aiza", "glpat-", "sk-", "\n", "é")
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(_KEYWORD_PIECES), max_size=40))
+def test_a_short_text_finds_the_keywords_the_trie_finds(pieces):
+    """The gitleaks prefilter searches a short text keyword by keyword and a long one with its
+    trie-shaped pattern: both find every keyword that occurs (the long text here is the short
+    one padded with spaces, which hold none)."""
+    from loremap.vault import gitleaks
+
+    rules = gitleaks.rule_set()
+    text = "".join(pieces).lower()
+    assert len(text) < gitleaks._SHORT
+    by_search = rules.present(text)
+    assert by_search == {k for k in rules.by_keyword if k in text}
+    assert rules.present(text + " " * gitleaks._SHORT) == by_search
