@@ -429,3 +429,28 @@ def test_a_short_text_finds_the_keywords_the_trie_finds(pieces):
     by_search = rules.present(text)
     assert by_search == {k for k in rules.by_keyword if k in text}
     assert rules.present(text + " " * gitleaks._SHORT) == by_search
+
+
+def test_the_rules_are_read_from_their_json_copy_only_when_it_is_of_this_toml(tmp_path):
+    """The shipped JSON copy is the TOML's rules (so the hooks skip tomllib); a copy written
+    from another TOML, or a broken one, is passed over for the TOML itself."""
+    import json
+    import shutil
+    import tomllib
+    from pathlib import Path
+
+    from loremap.vault import gitleaks
+
+    rules = Path(gitleaks.__file__).parent / "rules"
+    parsed = tomllib.loads((rules / "gitleaks.toml").read_text(encoding="utf-8"))
+    copy = json.loads((rules / "gitleaks.json").read_text(encoding="utf-8"))
+    assert copy["rules"] == parsed  # regenerate with write_rules_json() after an update
+    assert gitleaks.rules_data(rules) == parsed
+    shutil.copy(rules / "gitleaks.toml", tmp_path / "gitleaks.toml")
+    for stale in ({"sha256": "0" * 64, "rules": {"rules": []}}, ["not", "a", "map"]):
+        (tmp_path / "gitleaks.json").write_text(json.dumps(stale), encoding="utf-8")
+        assert gitleaks.rules_data(tmp_path) == parsed
+    (tmp_path / "gitleaks.json").write_text("{broken", encoding="utf-8")
+    assert gitleaks.rules_data(tmp_path) == parsed
+    assert gitleaks.write_rules_json(tmp_path) == tmp_path / "gitleaks.json"
+    assert json.loads((tmp_path / "gitleaks.json").read_text(encoding="utf-8")) == copy

@@ -27,21 +27,27 @@ provider kind loremap relies on.
 No maintained Python port of these rules exists on PyPI (detect-secrets is a different, smaller
 rule set; `gitleaks-py` is a 2022 placeholder); running the gitleaks binary would add a process
 per write. Measured with `python bench/secret_scan.py` (figures in docs/notes-format.md): about
-0.6 ms per 1.5 KB note against 0.06 ms for loremap's own rules, and ~50 ms to load the rules
-once per process, most of it tomllib.
+0.6 ms per 1.5 KB note against 0.06 ms for loremap's own rules, and ~40 ms to import and load
+the rules once per process (82 ms when they were parsed from the TOML and the keywords' pattern
+was always compiled).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import math
 import re
-import tomllib
 from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
 _RULES_FILE = "gitleaks.toml"
+# The same rules as JSON with the TOML file's SHA-256 (`write_rules_json`): json is C and
+# tomllib pure Python, ~2 ms against ~48 ms with tomllib's import, paid by every process that
+# checks a text for secrets (a hook logging a question). A JSON of another TOML is not read.
+_RULES_JSON = "gitleaks.json"
 _GENERIC = "generic-api-key"
 _FLAG = "(?i)"
 _FILLER = r"[\w.-]{0,50}?"
@@ -226,11 +232,39 @@ def _trie(words: list[str]) -> str:
     return f"(?=({build(root)}))"
 
 
+def rules_data(folder: Path) -> dict[str, Any]:
+    """The rules of `folder`'s gitleaks.toml, read from its JSON copy when that copy was
+    written from this very file, else from the TOML."""
+    raw = (folder / _RULES_FILE).read_bytes()
+    try:
+        copy = json.loads((folder / _RULES_JSON).read_text(encoding="utf-8"))
+        if copy.get("sha256") == hashlib.sha256(raw).hexdigest():
+            return dict(copy["rules"])
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        pass
+    import tomllib
+
+    return tomllib.loads(raw.decode("utf-8"))
+
+
+def write_rules_json(folder: Path | None = None) -> Path:
+    """Write the JSON copy of `folder`'s gitleaks.toml (default: the vendored rules), after
+    the TOML is replaced (`rules/README.md`)."""
+    import tomllib
+
+    folder = folder or Path(__file__).parent / "rules"
+    raw = (folder / _RULES_FILE).read_bytes()
+    out = folder / _RULES_JSON
+    out.write_text(json.dumps({"sha256": hashlib.sha256(raw).hexdigest(),
+                               "rules": tomllib.loads(raw.decode("utf-8"))},
+                              ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def rule_set() -> RuleSet:
-    """The vendored rules, read once per process (about 10 ms: tomllib is pure Python)."""
-    data = tomllib.loads((Path(__file__).parent / "rules" / _RULES_FILE)
-                         .read_text(encoding="utf-8"))
+    """The vendored rules, read once per process (~35 ms, most of it building the rules)."""
+    data = rules_data(Path(__file__).parent / "rules")
     rules = tuple(r for r in map(_rule, data.get("rules", ())) if r is not None)
     allow = _allowlist(data.get("allowlist", {})) or _Allowlist("secret", (), (), False)
     by_keyword: dict[str, list[Rule]] = {}
