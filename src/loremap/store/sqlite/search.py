@@ -36,7 +36,8 @@ import json
 import math
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from loremap.model.search import Filters, Neighbor, NodeRow, SymbolRow, TextQuery
 from loremap.store.rows import NODE_COLUMNS, node_row
@@ -70,6 +71,17 @@ class _Held:
         self.scores: dict[tuple[str, str], tuple[array[int], array[float]]] = {}
         self.score_count = 0
         self.rows: dict[str, int] = {}  # table -> its row count
+
+
+def _rows_in(conn: sqlite3.Connection, select: str, column: str, keys: Sequence[object],
+             cond: str = "", params: Sequence[object] = ()) -> Iterator[tuple[Any, ...]]:
+    """The rows of `select` (a `SELECT ... FROM ...`) whose `column` is one of `keys` and that
+    meet `cond` (` AND ...`, with `params`), `_CHUNK` keys a statement."""
+    for start in range(0, len(keys), _CHUNK):
+        part = list(keys[start:start + _CHUNK])
+        yield from conn.execute(
+            f"{select} WHERE {column} IN ({', '.join('?' for _ in part)}){cond}",
+            [*part, *params])
 
 
 def _json(text: object) -> object:
@@ -276,12 +288,8 @@ class SearchTables:
         `filters`, as (id, score), best first, ties by id."""
         cond, params = where(filters)
         score = dict(scored)
-        found: list[tuple[int, str]] = []
-        for start in range(0, len(scored), _CHUNK):
-            part = [rowid for rowid, _ in scored[start:start + _CHUNK]]
-            found += self.conn.execute(
-                f"SELECT n.rowid, n.id FROM nodes n WHERE n.rowid IN "
-                f"({', '.join('?' for _ in part)}){cond}", [*part, *params]).fetchall()
+        found = list(_rows_in(self.conn, "SELECT n.rowid, n.id FROM nodes n", "n.rowid",
+                              [rowid for rowid, _ in scored], cond, params))
         found.sort(key=lambda r: (score[r[0]], r[1]))
         return [(node_id, -score[rowid]) for rowid, node_id in found[:limit]]
 
@@ -292,24 +300,17 @@ class SearchTables:
         scored = self._scored("chunks", "", query)[:limit]
         if not scored:
             return []
-        placed = {r[0]: (r[1], int(r[2])) for r in self.conn.execute(
-            f"SELECT rowid, file, line FROM sections WHERE rowid IN "
-            f"({', '.join('?' for _ in scored)})", [rowid for rowid, _ in scored])}
+        placed = {r[0]: (r[1], int(r[2])) for r in _rows_in(
+            self.conn, "SELECT rowid, file, line FROM sections", "rowid",
+            [rowid for rowid, _ in scored])}
         return [(*placed[rowid], -score) for rowid, score in scored if rowid in placed]
 
     def nodes(self, ids: Iterable[str], filters: Filters | None = None) -> dict[str, NodeRow]:
         """The nodes among `ids` that pass `filters` (all of them without)."""
         cond, params = where(filters) if filters is not None else ("", [])
-        wanted = list(dict.fromkeys(ids))
-        out: dict[str, NodeRow] = {}
-        for start in range(0, len(wanted), _CHUNK):
-            part = wanted[start:start + _CHUNK]
-            marks = ", ".join("?" for _ in part)
-            for row in self.conn.execute(
-                    f"SELECT {NODE_COLUMNS} FROM nodes n WHERE n.id IN ({marks}){cond}",
-                    [*part, *params]):
-                out[row[0]] = node_row(row, _json)
-        return out
+        return {row[0]: node_row(row, _json) for row in _rows_in(
+            self.conn, f"SELECT {NODE_COLUMNS} FROM nodes n", "n.id", list(dict.fromkeys(ids)),
+            cond, params)}
 
     def held_terms(self, node_ids: Iterable[str], terms: Iterable[str]) -> dict[str, set[str]]:
         """node id -> which of `terms` (analyzer tokens) its indexed text holds."""
