@@ -40,6 +40,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -192,6 +193,8 @@ class RuleSet(NamedTuple):
     always: tuple[Rule, ...]  # rules without keywords
     by_keyword: dict[str, tuple[Rule, ...]]
     prefixes: dict[str, tuple[str, ...]]  # keyword -> the keywords it starts with, itself too
+    # every keyword as one trie-shaped pattern (`_trie`), compiled on its first call
+    keywords: Callable[[], re.Pattern[str]]
 
     def present(self, lowered: str) -> set[str]:
         """The keywords that occur in `lowered`. A short text (a question, a title) is
@@ -200,17 +203,11 @@ class RuleSet(NamedTuple):
         pays."""
         if len(lowered) < _SHORT:
             return {k for k in self.by_keyword if k in lowered}
-        return {k for m in _keywords(tuple(sorted(self.by_keyword))).finditer(lowered)
+        return {k for m in self.keywords().finditer(lowered)
                 if m.group(1) for k in self.prefixes[m.group(1)]}
 
 
 _SHORT = 2_000  # characters under which each keyword is searched for on its own
-
-
-@functools.lru_cache(maxsize=1)
-def _keywords(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Every keyword, as one trie-shaped pattern (`_trie`), compiled once per process."""
-    return re.compile(_trie(list(words)))
 
 
 def _trie(words: list[str]) -> str:
@@ -276,8 +273,10 @@ def rule_set() -> RuleSet:
     # not one test per pair of keywords: 10 ms for the 234 of gitleaks 8).
     prefixes = {w: tuple(w[:n] for n in range(1, len(w) + 1) if w[:n] in by_keyword)
                 for w in by_keyword}
+    words = sorted(by_keyword)
     return RuleSet(rules, allow, tuple(r for r in rules if not r.keywords),
-                   {k: tuple(v) for k, v in by_keyword.items()}, prefixes)
+                   {k: tuple(v) for k, v in by_keyword.items()}, prefixes,
+                   functools.cache(lambda: re.compile(_trie(words))))
 
 
 def entropy(value: str) -> float:
