@@ -3,6 +3,7 @@ manages: `loremap embed enable|status|disable`, `loremap reembed`, degraded sear
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import socket
@@ -718,3 +719,49 @@ def test_a_process_apart_that_cannot_answer_leaves_questions_embedded_in_process
         assert watched.apart.embed_query(TEXTS[1]) is None  # never asked again
     assert not Watched(make_embedder("hash", Analyzer(["en"]), EmbedSettings(tmp_path)),
                        []).query_apart(30.0)  # only a model run in numpy
+
+
+def test_a_process_apart_ends_with_its_parent_even_when_a_sibling_holds_its_pipe(tmp_path):
+    """The parent SIGKILLed while a process it forked still holds the child's input (a parse
+    worker forked by the daemon would): no end of input reaches the child, the kernel's signal
+    does (`codemap.pool.die_with`)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from loremap.embed import EmbedSettings, make_embedder\n"
+        "from loremap.embed.apart import QueryProcess\n"
+        "from loremap.text import Analyzer\n"
+        "settings = EmbedSettings(Path(sys.argv[1]))\n"
+        "local = make_embedder('local', Analyzer(['en']), settings)\n"
+        "apart = QueryProcess(local.folder, local.name)\n"
+        "assert apart.wait_ready(120), apart.failure\n"
+        "if os.fork() == 0:\n"  # the sibling: holds every descriptor, the child's input too
+        "    time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "print(apart._proc.pid, flush=True)\n"
+        "time.sleep(600)\n")
+    siblings: list[int] = []
+    with subprocess.Popen([sys.executable, "-c", script, str(tmp_path)],
+                          stdout=subprocess.PIPE) as parent:
+        try:
+            assert parent.stdout is not None
+            child = int(parent.stdout.readline())
+            siblings = [p for p in _children(parent.pid, b"") if p != child]
+            parent.kill()
+            parent.wait(30)
+            deadline = time.monotonic() + 60
+            while _alive(child) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _alive(child)
+            assert siblings and all(_alive(s) for s in siblings)  # the input was still held
+        finally:
+            for pid in siblings:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            if parent.poll() is None:
+                parent.kill()

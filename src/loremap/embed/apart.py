@@ -13,8 +13,8 @@ with the model's folder, which loads the same encoder and answers questions over
 (a length-prefixed UTF-8 text in, float32 bytes out): the recall's thread waits on a pipe,
 holding nothing, and the child computes on the other core. Its vectors are the in-process
 encoder's (the same code and weights). The child costs a second copy of the model (~90 MB)
-and its start (~0.5 s, beside the first questions); it ends when its pipe closes, so when
-the process that started it does.
+and its start (~0.5 s, beside the first questions); it ends when its pipe closes, and with
+the process that started it (`codemap.pool.die_with`, as the parse workers do).
 
 It never makes a question wait: while the child loads, while another question holds it, or
 once it has failed (exited, timed out, answered garbage: one line in the daemon's log, and it
@@ -79,8 +79,8 @@ class QueryProcess:
         with self._lock:
             try:
                 deadline = time.monotonic() + _START_S
-                self._write(json.dumps({"folder": str(folder), "name": self.name}).encode(),
-                            deadline)
+                self._write(json.dumps({"folder": str(folder), "name": self.name,
+                                        "owner": os.getpid()}).encode(), deadline)
                 dim = json.loads(self._read(deadline))["dim"]
                 self._dim = int(dim)
             except (OSError, ValueError, KeyError, TypeError, TimeoutError,
@@ -210,9 +210,13 @@ def main() -> None:
     try:
         import numpy as np
 
+        from loremap.codemap.pool import die_with
         from loremap.embed.bert import BertEncoder
 
         order = json.loads(first)
+        # Ended by the kernel with its parent too, as the parse workers are: a sibling forked
+        # from the parent may still hold the input's write end, so its end may come late.
+        die_with(int(order["owner"]))
         encoder = BertEncoder(Path(order["folder"]), str(order["name"]))
     except Exception as exc:  # noqa: BLE001 - any failure to load is told to the parent
         _failed(stdout, f"{type(exc).__name__}: {exc}")
