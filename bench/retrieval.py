@@ -4,7 +4,7 @@
                               [--config SPEC]
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
                               [--no-links] [--embedder local] [--baseline bm25|lexical|config:SPEC]
-                              [--languages en,pt]
+                              [--languages en,pt] [--against EARLIER.json]
 
 The data is the external eval set in ../shared/eval (see its README; never copied into the
 repository). A dataset that is absent prints one "skipped" line and the run goes on.
@@ -28,7 +28,13 @@ over the same units, is a small Okapi BM25 (k1 1.5, b 0.75) in this file, tokeni
 difference isolates the engine. Each metric is printed as ours, BM25
 and the paired difference with a 95% bootstrap interval over the same queries (seeded: the same
 inputs give the same numbers). Downloads and code indexes are cached under
-/tmp/loremap-bench-corpora (`--fresh` rebuilds the indexes).
+/tmp/loremap-bench-corpora (`--fresh` rebuilds the indexes; an index is cached per analyzer
+signature, so a change to the analyzer's rules that bumps `RULES` gets indexes of its own).
+
+A change that no `--config` can express (the analyzer, what parsing extracts, what indexing
+writes) is measured by two runs, the code before and after: `--json` keeps each query's
+figures (`per_query`), and `--against EARLIER.json` prints this run against the earlier one,
+paired over the queries both asked, with the same intervals.
 """
 
 from __future__ import annotations
@@ -62,8 +68,8 @@ from loremap.text import Analyzer, estimate_tokens
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval"
 CACHE = Path(os.environ.get("LOREMAP_BENCH_CACHE")
              or Path(tempfile.gettempdir()) / "loremap-bench-corpora")
-# Bump when what goes into a cached code index changes (files written, skip rules, options,
-# the analyzer's rules).
+# Bump when what goes into a cached code index changes (files written, skip rules, options);
+# the analyzer's signature (its languages and rules) names the index file itself.
 INDEX_VERSION = "4"
 LIMIT = 50  # ranked items asked of each system per query
 
@@ -304,6 +310,28 @@ def print_table(title: str, rows: Sequence[Row]) -> dict[str, dict[str, float]]:
     return out
 
 
+def per_query_values(keys: Sequence[str], rows: Sequence[Row]) -> dict[str, list[Any]]:
+    """Our value of each metric for each query, named by `keys` (the JSON's `per_query`), so
+    that a later run can be paired with this one (`--against`)."""
+    return {"keys": list(keys), **{row.label: row.ours for row in rows}}
+
+
+def print_against(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """Print each metric of dataset `name` as the earlier run (`old`'s `per_query`) against
+    this one, paired over the queries both asked; return the figures by label."""
+    before = dict(zip(old["keys"], range(len(old["keys"])), strict=True))
+    shared = [(before[key], n) for n, key in enumerate(new["keys"]) if key in before]
+    labels = [label for label in new if label != "keys" and label in old]
+    if not shared or not labels:
+        print(f"  {name}: nothing to pair with the earlier run (no query or metric in common)")
+        return {}
+    rows = [Row(label, [float(new[label][n]) for _, n in shared],
+                [float(old[label][o]) for o, _ in shared],
+                1.0 if label in ("MRR", "nDCG@10") else 100.0) for label in labels]
+    return print_table(f"{name}, {len(shared)} queries in both runs: this run (ours) against "
+                       "the earlier one (the 'BM25' column)", rows)
+
+
 def print_grid(title: str, groups: Mapping[str, Sequence[Row]]) -> dict[str, Any]:
     """Per group (category, repository): each metric as ours / BM25 (diff), no intervals."""
     out: dict[str, Any] = {}
@@ -376,6 +404,7 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
         return None
     samples = json.loads(path.read_text(encoding="utf-8"))
     per_query: list[tuple[int, list[str], list[str], list[str]]] = []  # category, gold, ranks
+    keys: list[str] = []  # each question as "<sample id>:<its place in the sample>"
     clock, cleaned, empty, used = Clock(), 0, 0, 0
     for sample in samples:
         notes = turn_notes(sample["conversation"], links=not args.no_links)
@@ -410,6 +439,7 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
             b = [r.target for r in theirs(qa["question"])]
             clock.lap("BM25 query")
             per_query.append((qa["category"], gold, a, b))
+            keys.append(f"{sample['sample_id']}:{len(keys)}")
         store.close()
 
     def rows(queries: Sequence[tuple[int, list[str], list[str], list[str]]]) -> list[Row]:
@@ -419,7 +449,8 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
     print(f"locomo dev: {used} conversations, {len(per_query)} questions, turn-level "
           f"recall; evidence cleaned for {cleaned} questions, {empty} left with none (count 1)"
           + ("; no links between turns" if args.no_links else ""))
-    result = {"overall": print_table("all questions", rows(per_query))}
+    result = {"overall": print_table("all questions", rows(per_query)),
+              "per_query": per_query_values(keys, rows(per_query))}
     groups = {f"{c} {name}": rows([q for q in per_query if q[0] == c])
               for c, name in CATEGORIES.items() if any(q[0] == c for q in per_query)}
     result["categories"] = print_grid("per category", groups)
@@ -437,8 +468,9 @@ def code_store(root: Path, db: Path, analyzer: Analyzer, fresh: bool) -> SqliteS
     from loremap.codemap.discover import SkipRules
     from loremap.codemap.index import index_code
 
-    if analyzer.languages != ("en",):  # another analyzer's tokens: a cached index of its own
-        db = db.with_name(f"{db.stem}-{'-'.join(analyzer.languages)}{db.suffix}")
+    # Another analyzer's tokens (its languages, its rules): a cached index of its own.
+    tag = re.sub(r"\W+", "-", analyzer.signature).strip("-")
+    db = db.with_name(f"{db.stem}-{tag}{db.suffix}")
     if fresh:
         for stale in db.parent.glob(db.name + "*"):
             stale.unlink()
@@ -494,7 +526,8 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
                 [reciprocal_rank(b, [g]) for g, _, b in ranks], 1.0),
             Row("nDCG@10", [ndcg_at(a, [g], 10) for g, a, _ in ranks],
                 [ndcg_at(b, [g], 10) for g, _, b in ranks], 1.0)]
-    result = {"overall": print_table(f"top {LIMIT}; MRR counts a miss as 0", rows)}
+    result = {"overall": print_table(f"top {LIMIT}; MRR counts a miss as 0", rows),
+              "per_query": per_query_values([str(q["idx"]) for q in queries], rows)}
     print("  reference (eval README): plain BM25 MRR 0.35, nDCG@10 0.39")
     print(clock.line(len(ranks)))
     result["seconds"] = dict(clock.seconds)
@@ -620,6 +653,7 @@ def budget_line(name: str, budgets: Sequence[int | None]) -> dict[str, float]:
 
 
 class SweResult(NamedTuple):
+    instance: str
     repo: str
     gold: list[str]
     ours: list[Ranked]
@@ -685,7 +719,8 @@ def swebench(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[s
             b = theirs(inst["problem_statement"])
             clock.lap("BM25 query")
             whole = [Ranked(r.target, costs.get(r.target, 0)) for r in a]
-            results.append(SweResult(inst["repo"], inst["gold_files_in_archive"], a, b, whole))
+            results.append(SweResult(inst["instance_id"], inst["repo"],
+                                     inst["gold_files_in_archive"], a, b, whole))
         store.close()
     print(f"swebench dev: {len(results)} of {len(instances)} instances over "
           f"{len(by_archive)} archives, file localisation, top {LIMIT}"
@@ -711,6 +746,7 @@ def swebench(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[s
     print(clock.line(len(results)) + f"; fetch/unpack {fetch_seconds:.1f} s")
     result["seconds"] = {**clock.seconds, "fetch": fetch_seconds}
     result["skipped"] = skipped
+    result["per_query"] = per_query_values([r.instance for r in results], swe_rows(results))
     return result
 
 
@@ -834,6 +870,9 @@ def main() -> None:
     parser.add_argument("--config", default="", help="SearchConfig spec, e.g. 'ppr=0'")
     parser.add_argument("--limit", type=int, default=0, help="first N queries per dataset")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--against", type=Path, metavar="EARLIER.json",
+                        help="pair this run with an earlier run's --json, query by query "
+                             "(a change no --config expresses: the analyzer, parsing, indexing)")
     parser.add_argument("--engine", choices=("engine", "bm25-fts"), default="engine")
     parser.add_argument("--fresh", action="store_true", help="rebuild the cached code indexes")
     parser.add_argument("--no-links", action="store_true", help="LoCoMo: no links between turns")
@@ -863,6 +902,12 @@ def main() -> None:
     analyzer = Analyzer([name for name in args.languages.split(",") if name.strip()])
     print(f"loremap bench/retrieval.py — ours: {label}; baseline: {base}; analyzer "
           f"{analyzer.signature}; Python {sys.version.split()[0]}; data {args.data}")
+    earlier: dict[str, Any] = {}
+    if args.against:
+        try:
+            earlier = json.loads(args.against.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            parser.error(f"--against {args.against}: cannot read it as JSON ({exc})")
     report: dict[str, Any] = {"engine": args.engine, "config": args.config, "limit": args.limit}
     with tempfile.TemporaryDirectory(prefix="loremap-retrieval-") as tmp:
         for name in chosen:
@@ -873,6 +918,15 @@ def main() -> None:
                 result["wall_seconds"] = time.perf_counter() - started
                 print(f"  {name}: {result['wall_seconds']:.1f} s wall")
             report[name] = result
+    if earlier:
+        print(f"against {args.against}:")
+        for name in chosen:
+            mine, theirs = report.get(name) or {}, earlier.get(name) or {}
+            if "per_query" in mine and "per_query" in theirs:
+                report[name]["against"] = print_against(name, theirs["per_query"],
+                                                        mine["per_query"])
+            else:
+                print(f"  {name}: the earlier run has no per-query figures for it")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
