@@ -84,7 +84,7 @@ LIMIT = 50  # ranked items asked of each system per query
 PG_URL = ""
 
 
-def open_store(path: Path, project: str, analyzer: Analyzer) -> Any:
+def open_store(path: Path, project: str, analyzer: Analyzer) -> SqliteStore:
     """The store a corpus is indexed in: the SQLite file `path`, or with `--store postgres`
     the project `project` of the shared database, emptied first (a run indexes it again)."""
     if not PG_URL:
@@ -94,7 +94,7 @@ def open_store(path: Path, project: str, analyzer: Analyzer) -> Any:
     store = PostgresStore(PG_URL, project, analyzer)
     with store.write():
         store.clear()
-    return store
+    return store  # type: ignore[return-value]  # the same reads and writes, another class
 
 
 def start_postgres(url: str, work: Path) -> Callable[[], None]:
@@ -106,11 +106,15 @@ def start_postgres(url: str, work: Path) -> Callable[[], None]:
 
     from loremap.store.postgres import local, schema
 
-    stop: Callable[[], None] = lambda: None  # noqa: E731
-    if not url:
-        data = work / "pgdata"
+    data = work / "pgdata"
+
+    def stop() -> None:
+        if started:
+            local.stop(data)
+
+    started = not url
+    if started:
         url = local.start(data)
-        stop = lambda: local.stop(data) and None  # noqa: E731
     else:
         local.create_extensions(url)
     with psycopg.connect(url) as conn, conn.transaction():
